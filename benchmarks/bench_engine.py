@@ -1,0 +1,192 @@
+"""asv suites for the engine: fold kernel, spreading, fusion, recall, cold start.
+
+Workloads come from `brainbox.workload` (seeded) at 10k, 100k and 1M events; costly
+builds happen once in `setup_cache`.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SIZES = [10_000, 100_000, 1_000_000]
+
+
+def _events(n):
+    from brainbox.workload import normalized
+
+    files = max(60, n // 200)
+    return normalized(events=n, files=files, sessions=max(10, n // 150), projects=1, seed=11)
+
+
+def _folded(n):
+    from brainbox.state import State
+
+    st = State()
+    st.capture = []
+    st.fold(_events(n))
+    return st
+
+
+class Fold:
+    """The windowed Hebbian fold kernel alone, over the touches of n events."""
+
+    params = SIZES
+    param_names = ["events"]
+    timeout = 600
+
+    def setup_cache(self):
+        out = {}
+        for n in SIZES:
+            st = _folded(n)
+            t_sess = np.concatenate([c[0] for c in st.capture])
+            t_res = np.concatenate([c[1] for c in st.capture])
+            t_time = np.concatenate([c[2] for c in st.capture])
+            out[n] = (t_sess, t_res, t_time, st.kind[: st.n_res].copy(), len(st.sess_index),
+                      int(st.n_edges[0]))
+        return out
+
+    def setup(self, cache, n):
+        from brainbox import kernels as K
+
+        self.K = K
+        t_sess, t_res, t_time, kind, n_sess, n_edges = cache[n]
+        self.args = (t_sess, t_res, t_time, kind, n_sess, n_edges)
+        self.fresh()
+        K.fold_touches(*self.call_args(slice(0, 100)))  # compile outside the timing
+        self.fresh()
+
+    def fresh(self):
+        t_sess, t_res, t_time, kind, n_sess, n_edges = self.args
+        N = kind.shape[0]
+        cap = 1
+        while cap < n_edges + 1024:
+            cap *= 2
+        self.state = dict(
+            n=np.zeros(N, np.int64), m=np.zeros(N), act=np.zeros(N), last=np.zeros(N),
+            hist=np.zeros((N, 50)), hist_len=np.zeros(N, np.int64), deg=np.zeros(N, np.int64),
+            win=np.full((n_sess, 25), -1, np.int64), win_len=np.zeros(n_sess, np.int64),
+            hkeys=np.full(2 * cap, -1, np.int64), hslot=np.zeros(2 * cap, np.int64),
+            esrc=np.zeros(cap, np.int64), edst=np.zeros(cap, np.int64),
+            ew=np.zeros(cap, np.float32), ecount=np.zeros(cap, np.int64),
+            etime=np.zeros(cap), n_edges=np.zeros(1, np.int64),
+        )
+
+    def call_args(self, sl=slice(None)):
+        t_sess, t_res, t_time, kind = self.args[:4]
+        s = self.state
+        return (t_sess[sl], t_res[sl], t_time[sl], 0, kind, s["n"], s["m"], s["act"],
+                s["last"], s["hist"], s["hist_len"], s["deg"], s["win"], s["win_len"],
+                s["hkeys"], s["hslot"], s["esrc"], s["edst"], s["ew"], s["ecount"],
+                s["etime"], s["n_edges"])
+
+    def time_fold_touches(self, cache, n):
+        self.fresh()
+        self.K.fold_touches(*self.call_args())
+
+    def track_events_per_second(self, cache, n):
+        import time
+
+        self.fresh()
+        t0 = time.perf_counter()
+        self.K.fold_touches(*self.call_args())
+        return n / (time.perf_counter() - t0)
+
+    track_events_per_second.unit = "events/s"
+
+
+class FoldEngine:
+    """State.fold end to end (Python event encoding + kernels)."""
+
+    params = [10_000, 100_000]
+    param_names = ["events"]
+    timeout = 600
+
+    def setup_cache(self):
+        return {n: _events(n) for n in self.params}
+
+    def time_state_fold(self, cache, n):
+        from brainbox.state import State
+
+        State().fold(cache[n])
+
+
+class Recall:
+    params = SIZES
+    param_names = ["events"]
+    timeout = 900
+
+    def setup_cache(self):
+        return {n: _folded(n) for n in SIZES}
+
+    def setup(self, cache, n):
+        from brainbox.recall import Index, recall
+
+        self.st = cache[n]
+        self.st.capture = None
+        self.index = Index(self.st)
+        self.recall = recall
+        self.root = "/work/project0"
+        self.session = next(iter(self.st.sess_index))
+        self.recall(self.index, "fix the auth login bug", project=self.root)
+        w, _ = self.st.graph()
+        self.w = w
+        self.seeds = np.arange(min(10, self.st.n_res), dtype=np.int64)
+
+    def time_recall(self, cache, n):
+        self.recall(self.index, "fix the auth login bug", project=self.root,
+                    session=self.session)
+
+    def time_spread(self, cache, n):
+        from brainbox import kernels as K
+
+        st = self.st
+        act = np.zeros(st.n_res)
+        parent = np.full(st.n_res, -1, np.int64)
+        K.spread(self.w.indptr, self.w.indices, self.w.data, self.seeds,
+                 np.ones(self.seeds.size), st.m[: st.n_res], st.kind[: st.n_res] == 1,
+                 3, 10, 0.05, 0.01, act, parent)
+
+    def time_fusion(self, cache, n):
+        from brainbox import kernels as K
+
+        rng = np.random.default_rng(0)
+        ranks = rng.integers(0, 100, size=(7, 5000))
+        out = np.zeros(5000)
+        K.rrf_fuse(ranks, np.ones(7), np.ones((7, 5000)), 20.0, out)
+
+    def time_predict_tools(self, cache, n):
+        from brainbox.recall import predict_tools
+
+        predict_tools(self.st, self.session)
+
+
+def timeraw_import_brainbox():
+    return "import brainbox"
+
+
+def timeraw_python_startup():
+    return "pass"
+
+
+class RecordProcess:
+    """A whole `brainbox record` process against a warm database."""
+
+    timeout = 120
+    repeat = (5, 20, 60)
+    number = 1
+
+    def setup(self):
+        self.tmp = tempfile.mkdtemp()
+        self.env = dict(os.environ, BRAINBOX_HOME=self.tmp)
+        self.cmd = [sys.executable, "-m", "brainbox.cli.entry", "record", "--session", "b",
+                    "--cwd", self.tmp, "--tool", "Read", "--file", "src/a.py"]
+        subprocess.run(self.cmd, env=self.env, check=True, capture_output=True)
+
+    def time_record_process(self):
+        subprocess.run(self.cmd, env=self.env, check=True, capture_output=True)
+
+    def time_python_pass_process(self):
+        subprocess.run([sys.executable, "-c", "pass"], env=self.env, check=True)

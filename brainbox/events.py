@@ -1,0 +1,215 @@
+"""Event normalisation: raw record dicts (CLI `--jsonl`, hooks, trajectory loaders) to the
+events stored in the log. Standard library only: this runs in every hook process.
+
+A raw record has `session`, `cwd`, and optionally `project`, `kind`, `tool`, `action`,
+`files`, `error`, `exit_code`, `at`, `prompt`, `command`, `args`, `meta`.
+
+Choices:
+- The project root is `project` when given, else the nearest folder above `cwd` holding
+  `.git`, else `cwd`. File paths become POSIX paths relative to that root; paths outside
+  it are dropped (a memory of one project says nothing about `/tmp/x.py`).
+- Secrets are redacted from commands, prompts, arguments and errors before storage.
+- An error resource exists only when there is error text; its key is the fingerprint
+  (DESIGN §4.6) and the redacted text is kept, bounded, as context.
+- A shell tool given as plain `Bash` with a command becomes `Bash:<program>`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import posixpath
+import time
+
+KINDS = ("tool", "prompt", "session_start", "session_end", "feedback", "maintenance")
+ACTIONS = ("read", "edit", "search", "run", "plan", "other")
+TOOL_ACTIONS = {
+    "Read": "read", "NotebookRead": "read", "View": "read", "open": "read",
+    "Edit": "edit", "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit",
+    "create": "edit", "edit": "edit",
+    "Grep": "search", "Glob": "search", "LS": "search", "search_dir": "search",
+    "search_file": "search", "find_file": "search", "WebSearch": "search",
+    "Bash": "run", "TodoWrite": "plan", "Task": "plan",
+}
+MAX_COMMAND = 4000
+MAX_PROMPT = 8000
+MAX_ERROR = 2000
+MAX_ARGS = 1000
+MAX_FILES = 100
+
+_ROOT_CACHE: dict[str, str] = {}
+
+
+class EventError(ValueError):
+    """A raw record that cannot be stored (missing session, wrong types)."""
+
+
+def _text(value, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        value = str(value)
+    # Drop lone surrogates (non-UTF-8 bytes decoded with surrogateescape) and NULs.
+    value = value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    return value[:limit] if value else None
+
+
+def project_root(cwd: str) -> str:
+    """Nearest ancestor of `cwd` with a `.git` entry, else `cwd` itself."""
+    cwd = os.path.abspath(cwd)
+    hit = _ROOT_CACHE.get(cwd)
+    if hit is not None:
+        return hit
+    d = cwd
+    root = cwd
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            root = d
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    _ROOT_CACHE[cwd] = root
+    return root
+
+
+def relative_path(path: str, cwd: str, root: str) -> str | None:
+    """Project-relative POSIX path of `path`, or None when it lies outside `root`."""
+    if not path or not isinstance(path, str):
+        return None
+    path = path.strip().replace("\\", "/")
+    if path.startswith("file://"):
+        path = path[7:]
+    if not path:
+        return None
+    full = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
+    root = posixpath.normpath(root)
+    if full == root:
+        return None
+    prefix = root if root.endswith("/") else root + "/"
+    if not full.startswith(prefix):
+        return None
+    rel = full[len(prefix):]
+    return rel or None
+
+
+def parse_time(at) -> float:
+    if at is None or at == "":
+        return time.time()
+    if isinstance(at, bool):
+        raise EventError("'at' must be a time, not a boolean")
+    if isinstance(at, (int, float)):
+        return float(at)
+    if isinstance(at, str):
+        s = at.strip()
+        try:
+            return float(s)
+        except ValueError:
+            pass
+        if s.endswith("Z"):
+            s = s[:-1] + "+00:00"
+        try:
+            dt = _dt.datetime.fromisoformat(s)
+        except ValueError as exc:
+            raise EventError(f"'at' is not ISO 8601: {at!r}") from exc
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=_dt.timezone.utc)
+        return dt.timestamp()
+    raise EventError(f"'at' has an unsupported type: {type(at).__name__}")
+
+
+def normalize(raw: dict) -> dict:
+    """Turn one raw record into a stored event; raises EventError on unusable input."""
+    if not isinstance(raw, dict):
+        raise EventError("an event must be a JSON object")
+    session = _text(raw.get("session") or raw.get("session_id"), 200)
+    if not session:
+        raise EventError("missing 'session'")
+    cwd = _text(raw.get("cwd"), 4096) or os.getcwd()
+    cwd = posixpath.normpath(cwd.replace("\\", "/"))
+    project = _text(raw.get("project"), 4096)
+    project = posixpath.normpath(project) if project else project_root(cwd)
+    if project and not project.startswith("/"):
+        project = posixpath.normpath(posixpath.join(cwd, project))
+
+    tool = _text(raw.get("tool"), 200)
+    tool = tool.strip() if tool else None
+    command = _text(raw.get("command"), MAX_COMMAND)
+    prompt = _text(raw.get("prompt"), MAX_PROMPT)
+    args = _text(raw.get("args"), MAX_ARGS)
+    error = _text(raw.get("error"), 64_000)
+    if command or prompt or args or error:
+        from brainbox.redact import redact
+
+        command = redact(command) if command else None
+        prompt = redact(prompt) if prompt else None
+        args = redact(args) if args else None
+        error = redact(error) if error else None
+
+    if tool and tool.lower() == "bash" and command:
+        try:
+            from brainbox.shell import command_tool
+
+            tool = command_tool(command) or "Bash"
+        except Exception:
+            tool = "Bash"
+
+    kind = raw.get("kind")
+    if kind is None:
+        kind = "prompt" if prompt and not tool else "tool"
+    if kind not in KINDS:
+        raise EventError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if kind == "tool" and not tool:
+        raise EventError("a tool event needs 'tool'")
+
+    action = raw.get("action")
+    if action not in ACTIONS:
+        base = tool.split(":", 1)[0] if tool else None
+        action = TOOL_ACTIONS.get(tool or "", TOOL_ACTIONS.get(base or "", "other"))
+
+    files_in = raw.get("files") or []
+    if isinstance(files_in, str):
+        files_in = [files_in]
+    if not isinstance(files_in, (list, tuple)):
+        raise EventError("'files' must be a list of paths")
+    files: list[str] = []
+    for f in files_in[:MAX_FILES]:
+        rel = relative_path(_text(f, 4096) or "", cwd, project)
+        if rel and rel not in files:
+            files.append(rel)
+
+    exit_code = raw.get("exit_code")
+    if exit_code is not None:
+        try:
+            exit_code = int(exit_code)
+        except (TypeError, ValueError) as exc:
+            raise EventError(f"'exit_code' must be an integer: {exit_code!r}") from exc
+
+    error_fp = None
+    if error:
+        from brainbox.errors import fingerprint, normalize_error
+
+        error_fp = fingerprint(error)
+        error = normalize_error(error)[:MAX_ERROR]
+
+    meta = raw.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise EventError("'meta' must be an object")
+
+    return {
+        "at": parse_time(raw.get("at")),
+        "session": session,
+        "project": project,
+        "kind": kind,
+        "tool": tool,
+        "action": action,
+        "files": files,
+        "command": command,
+        "error": error,
+        "error_fp": error_fp,
+        "exit_code": exit_code,
+        "prompt": prompt,
+        "args": args,
+        "meta": meta,
+    }

@@ -1,0 +1,227 @@
+"""`Memory`: the engine's face over one SQLite file.
+
+Recording appends normalised events to the log. Learning is lazy and incremental: the
+first read (recall, predict, explain, stats) folds the events past the watermark into the
+materialised state and saves it. `rebuild()` recomputes the state from the whole log; a
+test asserts that incremental folding and rebuilding give identical matrices and recall.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from brainbox import BrainboxError
+from brainbox.events import EventError, normalize, project_root
+from brainbox.recall import Index, Params, Result, predict_tools, recall
+from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
+from brainbox.storage import arrays as store_arrays
+from brainbox.storage import db as dbmod
+
+
+class Memory:
+    def __init__(self, conn, *, autosave: bool = True, path: str | None = None):
+        self.conn = conn
+        self.path = path
+        self.autosave = autosave
+        self._state: State | None = None
+        self._index: Index | None = None
+        self._saved_resources = 0
+        self._saved_watermark = 0
+
+    # --- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path=None, *, autosave: bool = True) -> "Memory":
+        try:
+            conn = dbmod.connect(path, prefer_vec=True)
+        except dbmod.StoreError as exc:
+            raise BrainboxError(str(exc)) from exc
+        return cls(conn, autosave=autosave, path=str(path or dbmod.default_db_path()))
+
+    @classmethod
+    def in_memory(cls) -> "Memory":
+        """A private in-memory database (replay); state is never persisted."""
+        return cls(dbmod.connect(":memory:"), autosave=False, path=":memory:")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- state -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            arrays = store_arrays.load_arrays(self.conn)
+            if "json" in arrays:
+                resources = store_arrays.load_resources(self.conn)
+                self._state = State.from_arrays(arrays, resources)
+                self._saved_resources = len(resources)
+                self._saved_watermark = self._state.watermark
+            else:
+                self._state = State()
+            self._index = Index(self._state)
+        return self._state
+
+    @property
+    def index(self) -> Index:
+        self.state
+        return self._index
+
+    def sync(self) -> int:
+        """Fold events past the watermark; save when autosaving. Returns events folded."""
+        st = self.state
+        folded = st.fold(dbmod.iter_events(self.conn, after=st.watermark))
+        if folded and self.autosave:
+            self.save()
+        return folded
+
+    def save(self, *, replace: bool = False) -> None:
+        st = self.state
+        with dbmod.atomic(self.conn):
+            stored = int(dbmod.get_meta(self.conn, "watermark", "0"))
+            if stored > st.watermark:
+                return  # another process saved a newer state; ours is a prefix of it
+            replace = replace or stored < self._saved_watermark or self._saved_resources > st.n_res
+            start = 0 if replace else self._saved_resources
+            store_arrays.save_resources(self.conn, st.resource_rows(start), replace_all=replace)
+            store_arrays.save_arrays(self.conn, st.to_arrays())
+            dbmod.set_meta(self.conn, "watermark", str(st.watermark))
+        self._saved_resources = st.n_res
+        self._saved_watermark = st.watermark
+
+    # --- writing -----------------------------------------------------------------------
+
+    def record(self, event) -> int:
+        """Normalise and append one raw record (or a list); returns the last event id."""
+        events = event if isinstance(event, list) else [event]
+        try:
+            normed = [normalize(e) for e in events]
+        except EventError as exc:
+            raise BrainboxError(str(exc)) from exc
+        return dbmod.append_events(self.conn, normed)
+
+    def record_normalized(self, events: list[dict]) -> int:
+        return dbmod.append_events(self.conn, events)
+
+    def decay(self, now: float | None = None) -> dict:
+        """Apply maintenance decay up to `now` (a logged event, so rebuild replays it)."""
+        at = time.time() if now is None else float(now)
+        self.sync()
+        before = int(self.state.n_edges[0])
+        dbmod.append_events(self.conn, [{
+            "at": at, "session": "brainbox:maintenance", "project": "", "kind": "maintenance",
+            "files": [], "meta": {"op": "decay"},
+        }])
+        self.sync()
+        return {"pruned": before - int(self.state.n_edges[0]),
+                "associations": int(self.state.n_edges[0])}
+
+    def resolve(self, error: str, files: list[str], *, session: str = "brainbox:resolve",
+                cwd: str | None = None, project: str | None = None) -> None:
+        """Link an error to the files that fixed it strongly (DESIGN §4.6)."""
+        from brainbox.errors import fingerprint
+
+        ev = normalize({"session": session, "cwd": cwd, "project": project, "kind": "feedback",
+                        "files": files, "meta": {"op": "resolve", "error_fp": fingerprint(error)}})
+        ev["meta"]["files"] = ev["files"]
+        dbmod.append_events(self.conn, [ev])
+
+    def rebuild(self) -> dict:
+        """Recompute the state from the whole log."""
+        self._state = State()
+        self._index = Index(self._state)
+        self._saved_resources = 0
+        self._saved_watermark = 0
+        folded = self._state.fold(dbmod.iter_events(self.conn, after=0))
+        if self.autosave:
+            with dbmod.atomic(self.conn):
+                dbmod.set_meta(self.conn, "watermark", "0")
+                self.save(replace=True)
+        return {"events": folded}
+
+    def forget(self, path: str, *, cwd: str | None = None, project: str | None = None) -> dict:
+        """Delete every event that mentions `path`, then rebuild: no recall returns it."""
+        project = project or project_root(cwd or os.getcwd())
+        if os.path.isabs(path):
+            from brainbox.events import relative_path
+
+            rel = relative_path(path, cwd or os.getcwd(), project)
+            if rel is None:
+                raise BrainboxError(f"{path} is outside the project {project}")
+            path = rel
+        deleted = dbmod.delete_events_mentioning(self.conn, project, path)
+        self.rebuild()
+        return {"deleted_events": deleted, "path": path, "project": project}
+
+    # --- reading -----------------------------------------------------------------------
+
+    def _project(self, project, cwd):
+        if project is not None:
+            return project
+        return project_root(cwd or os.getcwd())
+
+    def recall(self, query: str, *, session: str | None = None, project: str | None = None,
+               cwd: str | None = None, limit: int = 10, now: float | None = None,
+               params: Params | None = None) -> list[Result]:
+        self.sync()
+        return recall(self.index, query or "", project=self._project(project, cwd),
+                      session=session, limit=limit, now=now, params=params)
+
+    def predict_tools(self, session: str | None = None, k: int = 3) -> list[tuple[str, float]]:
+        self.sync()
+        return predict_tools(self.state, session, k=k)
+
+    def explain(self, path: str, query: str, *, session: str | None = None,
+                project: str | None = None, cwd: str | None = None) -> dict:
+        self.sync()
+        st = self.state
+        project = self._project(project, cwd)
+        rid = st.res_index.get((FILE, project, path))
+        if rid is None:
+            raise BrainboxError(f"{path} is not in memory for project {project}")
+        results = recall(self.index, query or "", project=project, session=session,
+                         limit=10**9, params=Params(min_confidence=0.0))
+        hit = next((r for r in results if r.path == path), None)
+        w, _ = st.graph()
+        col = w[:, [rid]].tocoo()
+        incoming = sorted(
+            ((st.res_key[int(r)], KIND_NAMES[int(st.kind[r])], float(v))
+             for r, v in zip(col.row, col.data)),
+            key=lambda x: -x[2],
+        )[:10]
+        rank = next((i for i, r in enumerate(results, 1) if r.path == path), None)
+        return {
+            "path": path, "query": query, "rank": rank,
+            "confidence": hit.confidence if hit else 0.0,
+            "channels": hit.channels if hit else {}, "via": hit.via if hit else None,
+            "access_count": int(st.n[rid]), "reinforcement": float(st.m[rid]),
+            "last_access": float(st.last[rid]),
+            "incoming": [{"source": s, "kind": k, "w": round(v, 4)} for s, k, v in incoming],
+        }
+
+    def stats(self) -> dict:
+        self.sync()
+        st = self.state
+        by_kind = {"file": 0, "tool": 0, "error": 0}
+        for k in st.res_kind:
+            by_kind[KIND_NAMES[k]] += 1
+        return {
+            "events": dbmod.count_events(self.conn),
+            "resources": by_kind,
+            "associations": int(st.n_edges[0]),
+            "sessions": len(st.sess_index),
+            "projects": len({p for p, k in zip(st.res_project, st.res_kind) if k == FILE}),
+            "watermark": st.watermark,
+            "db_bytes": dbmod.db_bytes(self.conn) if self.path != ":memory:" else 0,
+            "db_path": self.path,
+        }
+
+
+__all__ = ["Memory", "Result", "Params", "FILE", "TOOL", "ERROR"]

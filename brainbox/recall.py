@@ -1,0 +1,317 @@
+"""Recall: seven channels ranked separately and fused by weighted reciprocal rank
+(DESIGN §4.3), plus next-tool prediction (§4.5).
+
+Choices written down here (the design leaves them open):
+- Candidates are files of the query's project. The frequency, recency and base-level
+  channels rank the `TOP_K` best files each; the lexical, associative and recurrence
+  channels rank everything they reach.
+- The floor: recall returns nothing unless the query matches a file lexically, or the
+  session has already touched a file of the project ("session evidence"). Among fused
+  results, those below `min_confidence` (0.05) are dropped.
+- Spreading activation: seeds are the 10 best lexical matches with activation
+  score / best score; weight floor 0.05 (= the prune threshold, so decayed edges never
+  carry activation), activation floor 0.01.
+- "The query refers to current-session work" when it uses a deictic word ("this",
+  "again", "continue", ...) or at least half of its distinct terms occur in paths of
+  files this session touched; then recency weighs 30 instead of 1.
+- Recurrence: files reached in one hop from the session's 5 newest resources, scored by
+  the strongest such edge.
+- Next tool: the longest suffix (3, 2, 1 tools) whose context was seen >= 4 times ranks
+  by count; else direct tool -> tool associations of the last tool. That ranking is fused
+  with tool frequency by RRF (weights 1 and 0.5, k = 60, the usual RRF constant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from brainbox import kernels as K
+from brainbox.state import FILE, TOOL, State
+from brainbox.text import is_deictic, path_tokens, tokens
+
+CHANNELS = ("lexical", "associative", "snippet", "frequency", "recency", "base_level", "recurrence")
+LAMBDA = {
+    "lexical": 4.0, "associative": 4.0, "snippet": 4.0, "frequency": 2.0, "recency": 1.0,
+    "base_level": 0.5, "recurrence": 0.2,
+}
+RECENCY_SESSION = 30.0
+RRF_K = 20.0
+TOP_K = 100
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+@dataclass
+class Params:
+    min_confidence: float = 0.05
+    seeds: int = 10
+    hops: int = 3
+    topk: int = 10
+    w_floor: float = 0.05
+    a_floor: float = 0.01
+    recurrence_from: int = 5
+    ablate: frozenset = frozenset()
+
+
+@dataclass
+class Result:
+    path: str
+    confidence: float
+    score: float
+    channels: dict = field(default_factory=dict)
+    via: str | None = None
+    via_edge: tuple | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path, "confidence": round(self.confidence, 4),
+            "channels": self.channels, "via": self.via,
+        }
+
+
+class Index:
+    """Per-state caches for recall (rebuilt when the state changes)."""
+
+    def __init__(self, state: State):
+        self.state = state
+        self.version = None
+
+    def refresh(self):
+        s = self.state
+        version = (s.n_res, int(s.n_edges[0]), s.watermark, len(s.terms), id(s._docs))
+        if version == self.version:
+            return
+        docs = s.docs()
+        self.docs_csc = docs.tocsc()
+        self.doclen = np.asarray(docs.sum(axis=1)).ravel().astype(np.float64)
+        kinds = s.kind[: s.n_res]
+        self.is_file = kinds == FILE
+        self.blocked = kinds == TOOL
+        proj = np.asarray(s.res_project, dtype=object) if s.n_res else np.zeros(0, object)
+        self.projects = {}
+        if s.n_res:
+            files = np.flatnonzero(self.is_file)
+            for p in set(proj[files].tolist()):
+                self.projects[p] = files[proj[files] == p]
+        self.version = version
+
+    def project_files(self, project: str | None) -> np.ndarray:
+        if project is None:
+            return np.flatnonzero(self.is_file)
+        return self.projects.get(project, np.zeros(0, np.int64))
+
+
+def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (ids, ranks 1..k) by descending score; ties by lower id."""
+    if ids.size == 0:
+        return ids, ids
+    if ids.size > k:
+        part = np.argpartition(-scores, k - 1)[:k]
+        ids, scores = ids[part], scores[part]
+    order = np.lexsort((ids, -scores))
+    return ids[order], np.arange(1, order.size + 1)
+
+
+def bm25(index: Index, q_terms: list[str], files: np.ndarray):
+    """BM25 scores of `files` for the query; returns (ids, scores, matched-term share)."""
+    s = index.state
+    tids = sorted({s.term_index[t] for t in q_terms if t in s.term_index})
+    n_q = len(set(q_terms))
+    if not tids or files.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    in_proj = np.zeros(s.n_res, np.bool_)
+    in_proj[files] = True
+    n_docs = files.size
+    avgdl = float(index.doclen[files].mean()) or 1.0
+    score = {}
+    matched = {}
+    csc = index.docs_csc
+    for tid in tids:
+        rows = csc.indices[csc.indptr[tid]: csc.indptr[tid + 1]]
+        tf = csc.data[csc.indptr[tid]: csc.indptr[tid + 1]].astype(np.float64)
+        keep = in_proj[rows]
+        rows, tf = rows[keep], tf[keep]
+        if rows.size == 0:
+            continue
+        idf = math.log(1.0 + (n_docs - rows.size + 0.5) / (rows.size + 0.5))
+        dl = index.doclen[rows]
+        part = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+        for r, v in zip(rows.tolist(), part.tolist()):
+            score[r] = score.get(r, 0.0) + v
+            matched[r] = matched.get(r, 0) + 1
+    if not score:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    ids = np.fromiter(score.keys(), np.int64, len(score))
+    vals = np.fromiter(score.values(), np.float64, len(score))
+    share = np.fromiter((matched[i] for i in ids.tolist()), np.float64, len(score)) / max(n_q, 1)
+    return ids, vals, share
+
+
+def session_resources(state: State, session: str | None) -> np.ndarray:
+    """The session's window, newest last (empty without a session)."""
+    if not session or session not in state.sess_index:
+        return np.zeros(0, np.int64)
+    sid = state.sess_index[session]
+    return state.win[sid, : state.win_len[sid]].copy()
+
+
+def refers_to_session(state: State, query: str, q_terms: list[str], window: np.ndarray) -> bool:
+    if is_deictic(query):
+        return True
+    qs = set(q_terms)
+    if not qs or window.size == 0:
+        return False
+    seen = set()
+    for rid in window.tolist():
+        if state.kind[rid] == FILE:
+            seen.update(path_tokens(state.res_key[rid]))
+    return len(qs & seen) * 2 >= len(qs)
+
+
+def recall(index: Index, query: str, *, project: str | None = None, session: str | None = None,
+           limit: int = 10, now: float | None = None, params: Params | None = None,
+           snippets: dict | None = None) -> list[Result]:
+    """Ranked files for `query`; empty when nothing is relevant."""
+    p = params or Params()
+    index.refresh()
+    s = index.state
+    now = s.clock if now is None else now
+    files = index.project_files(project)
+    if files.size == 0:
+        return []
+    q_terms = tokens(query)
+    window = session_resources(s, session)
+    win_files = window[index.is_file[window]] if window.size else window
+    if project is not None and win_files.size:
+        win_files = win_files[np.isin(win_files, files)]
+
+    ranked: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    gamma: dict[int, float] = {}
+    parent = None
+    act = None
+
+    lex_ids, lex_scores, share = bm25(index, q_terms, files)
+    if "lexical" not in p.ablate and lex_ids.size:
+        order = np.lexsort((lex_ids, -lex_scores))
+        ranked["lexical"] = (lex_ids[order], np.arange(1, order.size + 1))
+        gamma = dict(zip(lex_ids.tolist(), share.tolist()))
+    grounded = lex_ids.size > 0 or win_files.size > 0
+    if not grounded:
+        return []
+
+    if "associative" not in p.ablate and lex_ids.size and s.n_edges[0] > 0:
+        w, _ = s.graph()
+        order = np.lexsort((lex_ids, -lex_scores))[: p.seeds]
+        seeds = lex_ids[order]
+        seed_act = lex_scores[order] / lex_scores[order[0]]
+        act = np.zeros(s.n_res, np.float64)
+        parent = np.full(s.n_res, -1, np.int64)
+        K.spread(w.indptr, w.indices, w.data, seeds, seed_act, s.m[: s.n_res], index.blocked,
+                 p.hops, p.topk, p.w_floor, p.a_floor, act, parent)
+        act[seeds] = 0.0
+        reach = files[act[files] > 0]
+        if reach.size:
+            ranked["associative"] = _top(reach, act[reach], reach.size)
+
+    if snippets and "snippet" not in p.ablate:
+        ids = np.asarray([s.res_index[(FILE, project, path)] for path in snippets
+                          if (FILE, project, path) in s.res_index], np.int64)
+        if ids.size:
+            sc = np.asarray([snippets[s.res_key[i]] for i in ids.tolist()], np.float64)
+            ranked["snippet"] = _top(ids, sc, ids.size)
+
+    if "frequency" not in p.ablate:
+        ranked["frequency"] = _top(files, s.n[files].astype(np.float64), TOP_K)
+    if "recency" not in p.ablate:
+        ranked["recency"] = _top(files, s.last[files], TOP_K)
+    if "base_level" not in p.ablate:
+        bl = np.empty(files.size, np.float64)
+        K.base_level(s.hist, s.hist_len, files, float(now), bl)
+        ranked["base_level"] = _top(files, bl, TOP_K)
+    if "recurrence" not in p.ablate and window.size:
+        w, _ = s.graph()
+        recent = window[-p.recurrence_from:]
+        sub = w[recent].tocoo()
+        if sub.nnz:
+            best = np.zeros(s.n_res)
+            np.maximum.at(best, sub.col, sub.data.astype(np.float64))
+            reach = files[best[files] > 0]
+            if reach.size:
+                ranked["recurrence"] = _top(reach, best[reach], reach.size)
+
+    lam = dict(LAMBDA)
+    if refers_to_session(s, query, q_terms, win_files):
+        lam["recency"] = RECENCY_SESSION
+    in_use = [c for c in CHANNELS if c not in p.ablate and (c != "snippet" or snippets)]
+    s_max = sum(lam[c] for c in in_use) / (RRF_K + 1)
+
+    names = [c for c in CHANNELS if c in ranked]
+    cand = np.unique(np.concatenate([ranked[c][0] for c in names]))
+    pos = {r: i for i, r in enumerate(cand.tolist())}
+    ranks = np.zeros((len(names), cand.size), np.int64)
+    gam = np.ones((len(names), cand.size), np.float64)
+    for ci, c in enumerate(names):
+        ids, rk = ranked[c]
+        idx = np.fromiter((pos[r] for r in ids.tolist()), np.int64, ids.size)
+        ranks[ci, idx] = rk
+        if c == "lexical":
+            gam[ci, idx] = [gamma[r] for r in ids.tolist()]
+    scores = np.zeros(cand.size, np.float64)
+    K.rrf_fuse(ranks, np.asarray([lam[c] for c in names]), gam, RRF_K, scores)
+    conf = scores / s_max
+    keep = np.flatnonzero(conf >= p.min_confidence)
+    order = keep[np.lexsort((cand[keep], -scores[keep]))][:limit]
+
+    out = []
+    w = None
+    for i in order.tolist():
+        rid = int(cand[i])
+        chans = {c: int(ranks[ci, i]) for ci, c in enumerate(names) if ranks[ci, i] > 0}
+        via = via_edge = None
+        if parent is not None and parent[rid] >= 0:
+            if w is None:
+                w, _ = s.graph()
+            src = int(parent[rid])
+            weight = float(w[src, rid])
+            via_edge = (s.res_key[src], s.res_key[rid], weight)
+            via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
+        out.append(Result(s.res_key[rid], float(min(1.0, conf[i])), float(scores[i]),
+                          chans, via, via_edge))
+    return out
+
+
+def predict_tools(state: State, session: str | None, k: int = 3, min_support: int = 4):
+    """Top-k next tools for the session: [(tool, score)]."""
+    s = state
+    tools = np.flatnonzero(s.kind[: s.n_res] == TOOL)
+    if tools.size == 0:
+        return []
+    seq_rank: list[int] = []
+    if session and session in s.sess_index:
+        sid = s.sess_index[session]
+        hist = s.last3[sid, : s.last3_len[sid]].tolist()
+        for order in range(min(3, len(hist)), 0, -1):
+            suffix = [-1] * (3 - order) + hist[-order:]
+            counts = s.ngrams.get(int(K.encode_ctx(*suffix)))
+            if counts and sum(counts.values()) >= min_support:
+                seq_rank = sorted(counts, key=lambda t: (-counts[t], t))
+                break
+        if not seq_rank and hist:
+            w, _ = s.graph()
+            last = hist[-1]
+            row = slice(w.indptr[last], w.indptr[last + 1])
+            cols, vals = w.indices[row], w.data[row]
+            sel = s.kind[cols] == TOOL
+            cols, vals = cols[sel], vals[sel]
+            order_ = np.lexsort((cols, -vals))
+            seq_rank = cols[order_].tolist()
+    freq_ids, freq_rk = _top(tools, s.n[tools].astype(np.float64), tools.size)
+    score: dict[int, float] = {}
+    for r, t in enumerate(seq_rank, start=1):
+        score[t] = score.get(t, 0.0) + 1.0 / (60 + r)
+    for t, r in zip(freq_ids.tolist(), freq_rk.tolist()):
+        score[t] = score.get(t, 0.0) + 0.5 / (60 + r)
+    best = sorted(score, key=lambda t: (-score[t], t))[:k]
+    return [(s.res_key[t], score[t]) for t in best]

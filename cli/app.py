@@ -1,0 +1,266 @@
+"""The click app: every command but `record` and `hook` (see `entry.py`).
+
+Conventions: every command takes `--json` (machine output on stdout, diagnostics on
+stderr); a domain error prints one line on stderr and exits 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import os
+import sys
+import time
+
+import click
+
+from brainbox import BrainboxError
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"brainbox: {msg}", err=True)
+    sys.exit(1)
+
+
+def domain_errors(fn):
+    """Turn BrainboxError (and the storage error) into exit 1 with a one-line message."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from brainbox.storage.db import StoreError
+
+        try:
+            return fn(*args, **kwargs)
+        except (BrainboxError, StoreError) as exc:
+            _fail(str(exc))
+
+    return wrapper
+
+
+def emit(data, as_json: bool, human) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        human(data)
+
+
+def open_memory(ctx):
+    from brainbox.memory import Memory
+
+    return Memory.open(ctx.obj.get("db"))
+
+
+def parse_when(value: str | None) -> float | None:
+    if value is None:
+        return None
+    from brainbox.events import EventError, parse_time
+
+    try:
+        return parse_time(value)
+    except EventError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", type=click.Path(dir_okay=False), envvar="BRAINBOX_DB",
+              help="Database file (default $BRAINBOX_HOME/brainbox.db).")
+@click.version_option(package_name="brainbox")
+@click.pass_context
+def cli(ctx, db):
+    """brainbox: a local behavioral memory for coding agents.
+
+    \b
+    Example:
+      brainbox demo
+      brainbox recall "fix the login redirect" --cwd ~/src/app
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["db"] = db
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def record(ctx):
+    """Append events (one tool call, one prompt, or --jsonl FILE|-).
+
+    \b
+    Example:
+      brainbox record --session s1 --cwd . --tool Read --file src/app.py
+    """
+    from brainbox.cli.record_cmd import main
+
+    sys.exit(main(ctx.args))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--session", help="Session id: adds session evidence.")
+@click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
+@click.option("--project", help="Project root (default: git root of --cwd).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+@click.pass_context
+@domain_errors
+def recall(ctx, query, session, cwd, project, limit, as_json):
+    """Files most likely needed for QUERY, with their evidence.
+
+    \b
+    Example:
+      brainbox recall "login" --json
+    """
+    t0 = time.perf_counter()
+    with open_memory(ctx) as mem:
+        results = mem.recall(query, session=session, cwd=cwd, project=project, limit=limit)
+    data = {"query": query, "results": [r.as_dict() for r in results],
+            "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
+
+    def human(d):
+        if not d["results"]:
+            click.echo("nothing relevant")
+        for r in d["results"]:
+            chans = ", ".join(f"{c}#{k}" for c, k in r["channels"].items())
+            via = f"  via {r['via']}" if r["via"] else ""
+            click.echo(f"{r['confidence']:.2f}  {r['path']}  [{chans}]{via}")
+
+    emit(data, as_json, human)
+
+
+@cli.command()
+@click.option("--session", help="Session id.")
+@click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def predict(ctx, session, limit, as_json):
+    """The next tools the session will most likely call (top 3)."""
+    with open_memory(ctx) as mem:
+        tools = mem.predict_tools(session, k=limit)
+    data = {"session": session, "tools": [{"tool": t, "score": round(s, 6)} for t, s in tools]}
+    emit(data, as_json, lambda d: [click.echo(f"{t['score']:.4f}  {t['tool']}")
+                                   for t in d["tools"]] or click.echo("no prediction"))
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--query", "-q", required=True, help="The query to explain against.")
+@click.option("--session")
+@click.option("--cwd", type=click.Path(file_okay=False))
+@click.option("--project")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def explain(ctx, path, query, session, cwd, project, as_json):
+    """Why PATH ranks where it does for a query: channels, ranks and edges."""
+    with open_memory(ctx) as mem:
+        data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+
+    def human(d):
+        click.echo(f"{d['path']}: rank {d['rank']}, confidence {d['confidence']:.2f}")
+        for c, r in d["channels"].items():
+            click.echo(f"  {c}: rank {r}")
+        if d["via"]:
+            click.echo(f"  via {d['via']}")
+        for e in d["incoming"]:
+            click.echo(f"  <- {e['source']} ({e['kind']}, w={e['w']})")
+
+    emit(data, as_json, human)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def stats(ctx, as_json):
+    """Counts: events, resources by kind, associations, database size."""
+    with open_memory(ctx) as mem:
+        data = mem.stats()
+    emit(data, as_json, lambda d: [click.echo(f"{k}: {v}") for k, v in d.items()])
+
+
+@cli.command()
+@click.option("--now", help="ISO 8601 time to decay to (default: now).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def decay(ctx, now, as_json):
+    """Apply daily decay and prune weak associations (logged, so rebuild replays it)."""
+    when = parse_when(now)
+    with open_memory(ctx) as mem:
+        data = mem.decay(when)
+    emit(data, as_json, lambda d: click.echo(
+        f"pruned {d['pruned']} associations; {d['associations']} remain"))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def rebuild(ctx, as_json):
+    """Recompute every matrix from the event log."""
+    with open_memory(ctx) as mem:
+        data = mem.rebuild()
+    emit(data, as_json, lambda d: click.echo(f"rebuilt from {d['events']} events"))
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--cwd", type=click.Path(file_okay=False))
+@click.option("--project")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@domain_errors
+def forget(ctx, path, cwd, project, as_json):
+    """Remove every event and association that mentions PATH."""
+    with open_memory(ctx) as mem:
+        data = mem.forget(path, cwd=cwd, project=project)
+    emit(data, as_json, lambda d: click.echo(
+        f"forgot {d['path']}: {d['deleted_events']} events deleted"))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def warmup(as_json):
+    """Load or compile every numba kernel (fills the cache after install)."""
+    from brainbox.warm import warmup as kernel_warmup
+
+    t0 = time.perf_counter()
+    names = kernel_warmup()
+    data = {"kernels": names, "seconds": round(time.perf_counter() - t0, 3),
+            "cache_dir": os.environ.get("NUMBA_CACHE_DIR")}
+    emit(data, as_json, lambda d: click.echo(
+        f"{len(d['kernels'])} kernels ready in {d['seconds']} s"))
+
+
+@cli.command()
+@click.option("--sessions", type=click.IntRange(1, 10_000), default=12, show_default=True)
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--db", "demo_db", type=click.Path(dir_okay=False),
+              help="Keep the demo memory in this file (default: a temporary one).")
+@click.option("--json", "as_json", is_flag=True)
+def demo(sessions, seed, demo_db, as_json):
+    """Record a seeded synthetic workload, then show recall and next-tool predictions."""
+    from brainbox.demo import run_demo
+
+    data = run_demo(sessions=sessions, seed=seed, db=demo_db, echo=None if as_json else click.echo)
+    if as_json:
+        click.echo(json.dumps(data))
+
+
+def _register_optional():
+    """Commands that live in their own modules (replay, hooks, daemon, installers)."""
+    import importlib
+
+    for mod in ("replay_cmd", "agent_cmds"):
+        try:
+            m = importlib.import_module(f"brainbox.cli.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"brainbox.cli.{mod}":
+                raise
+            continue
+        m.register(cli)
+
+
+_register_optional()
+
+__all__ = ["cli", "emit", "domain_errors", "open_memory", "parse_when", "_dt"]

@@ -1,0 +1,31 @@
+"""The `brainbox` console entry point: a standard-library dispatcher.
+
+`brainbox record` and `brainbox hook ...` run in a fresh process per tool call, so they
+never import click, numpy or numba (whole-process cost is a product metric, DESIGN §8:
+`import click` alone adds 35-65 ms). Every other command goes to the click app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "record" and "--help" not in argv and "-h" not in argv:
+        from brainbox.cli.record_cmd import main as record_main
+
+        return record_main(argv[1:])
+    if argv and argv[0] == "hook" and "--help" not in argv:
+        try:
+            from brainbox.cli.hooks import main as hook_main
+        except ImportError:  # pragma: no cover - the hook layer is optional in old installs
+            return 0
+        return hook_main(argv[1:])
+    from brainbox.cli.app import cli
+
+    return cli.main(args=argv, prog_name="brainbox", standalone_mode=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""SQLite connection, migrations and the append-only event log. Standard library only.
+
+This module is on the record hook's hot path (a fresh process per tool call), so it
+imports neither numpy nor sqlean: `connect()` takes a driver argument, and the record
+path uses the standard `sqlite3`. Array persistence, which needs numpy, lives in
+`brainbox.storage.arrays`.
+
+Choices:
+- The database is `$BRAINBOX_DB`, else `$BRAINBOX_HOME/brainbox.db`, else
+  `~/.brainbox/brainbox.db`; it is created with mode 0600 (the home folder 0700).
+- Before anything writes to an existing file we check it read-only: the SQLite header,
+  that it is brainbox's (`brainbox_meta` holds `application = brainbox`, also stamped in
+  `PRAGMA application_id`), and that its schema is not newer than ours. A file that fails
+  a check is left byte-identical and a `StoreError` says why.
+- WAL, `busy_timeout` 5 s, `synchronous=NORMAL` (WAL keeps it crash-consistent), foreign
+  keys on. Migrations are named functions applied in order, each in one transaction
+  together with its row in `schema_migrations`; `PRAGMA user_version` mirrors the count so
+  the hot path checks the version without a query.
+- Event ids are AUTOINCREMENT: an id is never reused after `forget`, so the fold watermark
+  stays meaningful.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+APPLICATION_ID = 0x62626F78  # "bbox"
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5000
+
+
+class StoreError(Exception):
+    """The database cannot be used: not brainbox's, corrupt, or from a newer schema."""
+
+
+def home_dir() -> Path:
+    return Path(os.environ.get("BRAINBOX_HOME") or Path.home() / ".brainbox")
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("BRAINBOX_DB")
+    return Path(env) if env else home_dir() / "brainbox.db"
+
+
+# --- migrations ---------------------------------------------------------------------
+
+def _script(conn, sql: str) -> None:
+    """Run statements one by one: `executescript` would COMMIT the migration's transaction."""
+    for stmt in sql.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+
+
+def _m001_initial(conn) -> None:
+    _script(
+        conn,
+        """
+        CREATE TABLE brainbox_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            session TEXT NOT NULL,
+            project TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            tool TEXT,
+            action TEXT,
+            files TEXT NOT NULL DEFAULT '[]',
+            command TEXT,
+            error TEXT,
+            error_fp TEXT,
+            exit_code INTEGER,
+            prompt TEXT,
+            args TEXT,
+            meta TEXT
+        );
+        CREATE INDEX events_session ON events(session, id);
+        CREATE TABLE resources (
+            id INTEGER PRIMARY KEY,
+            kind INTEGER NOT NULL,
+            project TEXT NOT NULL,
+            key TEXT NOT NULL,
+            UNIQUE (kind, project, key)
+        );
+        CREATE TABLE state_blobs (
+            name TEXT PRIMARY KEY,
+            dtype TEXT NOT NULL,
+            shape TEXT NOT NULL,
+            data BLOB NOT NULL
+        );
+        """
+    )
+    conn.execute(
+        "INSERT INTO brainbox_meta(key, value) VALUES ('application', 'brainbox')"
+    )
+
+
+MIGRATIONS = [("001_initial", _m001_initial)]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# --- connection -----------------------------------------------------------------------
+
+def _driver(prefer_vec: bool):
+    if prefer_vec:
+        try:
+            import sqlean  # a DB-API drop-in whose SQLite can load sqlite-vec
+
+            return sqlean
+        except ImportError:
+            pass
+    return sqlite3
+
+
+def _check_existing(path: Path, driver) -> None:
+    """Read-only checks of an existing database file; never writes to it."""
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) == 0:
+        return  # an empty file is a new database
+    if not header.startswith(SQLITE_HEADER):
+        raise StoreError(f"{path} is not a SQLite database (bad header); left untouched")
+    try:
+        conn = driver.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except driver.Error as exc:  # pragma: no cover - rare
+        raise StoreError(f"{path} cannot be opened: {exc}") from exc
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            return
+        if "brainbox_meta" not in tables:
+            raise StoreError(f"{path} is a SQLite database but not brainbox's; left untouched")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} has schema version {version}, newer than this brainbox "
+                f"({SCHEMA_VERSION}); upgrade brainbox. The file was left untouched"
+            )
+        conn.execute("SELECT count(*) FROM brainbox_meta").fetchone()
+    except driver.DatabaseError as exc:
+        raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
+    finally:
+        conn.close()
+
+
+def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: bool = True):
+    """Open (creating if needed) a brainbox database and bring its schema up to date.
+
+    `path` ":memory:" gives a private in-memory database (replay). With `prefer_vec`, the
+    sqlean driver is used when installed so sqlite-vec can be loaded.
+    """
+    driver = _driver(prefer_vec)
+    memory = str(path) == ":memory:"
+    if not memory:
+        path = Path(path) if path is not None else default_db_path()
+        exists = path.exists()
+        if exists and check:
+            _check_existing(path, driver)
+        if not exists:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+            os.chmod(path, 0o600)
+    try:
+        conn = driver.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            if not memory:
+                conn.execute("PRAGMA journal_mode = WAL")
+            migrate(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except driver.DatabaseError as exc:
+        raise StoreError(f"{path}: {exc}") from exc
+    return conn
+
+
+def migrate(conn) -> list[str]:
+    """Apply pending migrations, each in one transaction with its record row."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for i, (name, fn) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated between our read and the lock.
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("ROLLBACK")
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO schema_migrations(name) VALUES (?)", (name,))
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {i}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+@contextlib.contextmanager
+def atomic(conn):
+    """One transaction (or a savepoint when one is already open)."""
+    if conn.in_transaction:
+        name = f"sp{id(conn)}_{os.getpid()}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
+    else:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+# --- event log ------------------------------------------------------------------------
+
+EVENT_COLUMNS = (
+    "at", "session", "project", "kind", "tool", "action", "files", "command",
+    "error", "error_fp", "exit_code", "prompt", "args", "meta",
+)
+_INSERT = (
+    f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)})"
+)
+
+
+def _event_row(ev: dict) -> tuple:
+    files = ev.get("files") or []
+    meta = ev.get("meta")
+    return (
+        ev["at"], ev["session"], ev["project"], ev["kind"], ev.get("tool"), ev.get("action"),
+        json.dumps(files, ensure_ascii=False), ev.get("command"), ev.get("error"),
+        ev.get("error_fp"), ev.get("exit_code"), ev.get("prompt"), ev.get("args"),
+        json.dumps(meta, ensure_ascii=False) if meta is not None else None,
+    )
+
+
+def append_events(conn, events: list[dict]) -> int:
+    """Append normalised events in one transaction; returns the last id."""
+    with atomic(conn):
+        conn.executemany(_INSERT, [_event_row(e) for e in events])
+        return conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0
+
+
+def _row_event(row) -> dict:
+    ev = dict(zip(("id",) + EVENT_COLUMNS, row))
+    ev["files"] = json.loads(ev["files"]) if ev["files"] else []
+    ev["meta"] = json.loads(ev["meta"]) if ev["meta"] else None
+    return ev
+
+
+def iter_events(conn, after: int = 0, batch: int = 50_000):
+    """Events with id > after, in id order, as dicts."""
+    cols = ", ".join(("id",) + EVENT_COLUMNS)
+    last = after
+    while True:
+        rows = conn.execute(
+            f"SELECT {cols} FROM events WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+        ).fetchall()
+        if not rows:
+            return
+        for row in rows:
+            yield _row_event(row)
+        last = rows[-1][0]
+
+
+def max_event_id(conn) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+
+def count_events(conn) -> int:
+    return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+def delete_events_mentioning(conn, project: str, path: str) -> int:
+    """Delete every event of `project` whose files, command, args or error mention `path`."""
+    needle = f"%{path}%"
+    with atomic(conn):
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id, files FROM events WHERE project = ? AND ("
+                "files LIKE ? OR command LIKE ? OR args LIKE ? OR error LIKE ?)",
+                (project, needle, needle, needle, needle),
+            )
+        ]
+        conn.executemany("DELETE FROM events WHERE id = ?", [(i,) for i in ids])
+    return len(ids)
+
+
+def session_events(conn, session: str, after: int = 0) -> list[dict]:
+    cols = ", ".join(("id",) + EVENT_COLUMNS)
+    rows = conn.execute(
+        f"SELECT {cols} FROM events WHERE session = ? AND id > ? ORDER BY id", (session, after)
+    ).fetchall()
+    return [_row_event(r) for r in rows]
+
+
+def projects(conn) -> list[tuple[str, int]]:
+    return conn.execute(
+        "SELECT project, count(*) FROM events GROUP BY project ORDER BY count(*) DESC"
+    ).fetchall()
+
+
+# --- meta -----------------------------------------------------------------------------
+
+def get_meta(conn, key: str, default: str | None = None) -> str | None:
+    row = conn.execute("SELECT value FROM brainbox_meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set_meta(conn, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO brainbox_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def db_bytes(conn) -> int:
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    count = conn.execute("PRAGMA page_count").fetchone()[0]
+    return page * count

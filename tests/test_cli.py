@@ -1,0 +1,127 @@
+"""The CLI contract: JSON shapes, exit codes, bad input, cold-start imports."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from brainbox.cli.app import cli
+from brainbox.cli.entry import main as entry_main
+
+
+def run(*args, stdin=None, env=None):
+    return subprocess.run([sys.executable, "-m", "brainbox.cli.entry", *args], input=stdin,
+                          capture_output=True, text=True, env=env)
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def auth_memory(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "auth").mkdir(parents=True)
+    for s in range(5):
+        for i, (tool, f) in enumerate((("Read", "src/auth/login.py"),
+                                       ("Edit", "src/auth/session.py"))):
+            assert entry_main(["record", "--session", f"s{s}", "--cwd", str(repo / "src"),
+                               "--tool", tool, "--file", f"auth/{f.split('/')[-1]}",
+                               "--at", f"2026-01-0{s + 1}T10:00:0{i}Z"]) == 0
+    return repo
+
+
+def test_record_then_recall_login_ranks_session_with_via(auth_memory):
+    out = invoke("recall", "login", "--cwd", str(auth_memory), "--json")
+    data = json.loads(out.output)
+    assert set(data) == {"query", "results", "elapsed_ms"}
+    paths = [r["path"] for r in data["results"]]
+    assert "src/auth/session.py" in paths[:3]
+    hit = data["results"][paths.index("src/auth/session.py")]
+    assert 0 < hit["confidence"] <= 1
+    assert hit["via"].startswith("src/auth/login.py -> src/auth/session.py (w=")
+    assert all(isinstance(v, int) for v in hit["channels"].values())
+
+
+def test_nonsense_query_gives_empty_results(auth_memory):
+    data = json.loads(invoke("recall", "zyzzyva quux", "--cwd", str(auth_memory), "--json").output)
+    assert data["results"] == []
+
+
+def test_predict_explain_stats_decay_rebuild_forget_speak_json(auth_memory):
+    cwd = str(auth_memory)
+    pred = json.loads(invoke("predict", "--session", "s4", "--json").output)
+    assert [t["tool"] for t in pred["tools"]][:2] and len(pred["tools"]) <= 3
+    exp = json.loads(invoke("explain", "src/auth/session.py", "--query", "login", "--cwd", cwd,
+                            "--json").output)
+    assert exp["incoming"][0]["source"] in ("src/auth/login.py", "Edit")
+    st = json.loads(invoke("stats", "--json").output)
+    assert st["events"] == 10 and st["resources"]["file"] == 2 and st["associations"] > 0
+    assert st["db_bytes"] > 0
+    dec = json.loads(invoke("decay", "--now", "2027-01-01T00:00:00Z", "--json").output)
+    assert dec["associations"] < st["associations"]
+    reb = json.loads(invoke("rebuild", "--json").output)
+    assert reb["events"] == 11
+    fg = json.loads(invoke("forget", "src/auth/session.py", "--cwd", cwd, "--json").output)
+    assert fg["deleted_events"] == 5
+    data = json.loads(invoke("recall", "session", "--cwd", cwd, "--json").output)
+    assert all(r["path"] != "src/auth/session.py" for r in data["results"])
+
+
+def test_jsonl_stores_good_lines_and_reports_bad_ones_by_number(tmp_path):
+    lines = [
+        json.dumps({"session": "s", "cwd": "/r", "tool": "Read", "files": ["/r/a.py"]}),
+        "{not json",
+        json.dumps({"cwd": "/r", "tool": "Read"}),
+        "",
+        json.dumps({"session": "s", "cwd": "/r", "prompt": "hello"}),
+        json.dumps([1, 2]),
+    ]
+    p = run("record", "--jsonl", "-", "--json", stdin="\n".join(lines))
+    assert p.returncode == 1
+    out = json.loads(p.stdout)
+    assert out["recorded"] == 2
+    assert [r["line"] for r in out["rejected"]] == [2, 3, 6]
+    assert "line 2" in p.stderr and "line 3" in p.stderr
+    st = json.loads(invoke("stats", "--json").output)
+    assert st["events"] == 2
+
+
+def test_usage_error_exits_2_and_domain_error_exits_1(tmp_path):
+    assert run("record", "--exit-code", "x").returncode == 2
+    assert run("recall").returncode == 2
+    bad = tmp_path / "foreign.db"
+    bad.write_bytes(b"garbage" * 50)
+    p = run("--db", str(bad), "stats")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and "not a SQLite" in p.stderr
+    p = run("record", "--session", "s", "--tool", "Read", "--at", "yesterday")
+    assert p.returncode == 1 and "ISO 8601" in p.stderr
+
+
+def test_import_brainbox_pulls_no_numpy_or_numba():
+    p = subprocess.run([sys.executable, "-X", "importtime", "-c", "import brainbox"],
+                       capture_output=True, text=True)
+    mods = {line.split("|")[-1].strip() for line in p.stderr.splitlines()}
+    assert "brainbox" in mods
+    assert not any(m.split(".")[0] in ("numpy", "numba", "scipy", "click") for m in mods)
+
+
+def test_record_process_imports_stdlib_only(tmp_path):
+    code = ("import sys; from brainbox.cli.entry import main; "
+            f"main(['record','--session','s','--cwd',{str(tmp_path)!r},'--tool','Read']); "
+            "bad=[m for m in sys.modules if m.split('.')[0] in "
+            "('numpy','numba','scipy','click','sqlean')]; print(bad)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.stdout.strip().splitlines()[-1] == "[]", p.stderr
+
+
+def test_demo_runs_and_reports(tmp_path):
+    out = invoke("demo", "--sessions", "6", "--json")
+    data = json.loads(out.output)
+    assert data["stats"]["events"] == 240
+    assert data["recalls"][-1]["results"] == []  # the nonsense query
+    assert any(r["results"] for r in data["recalls"][:-1])
+    assert len(data["predict"]) == 3

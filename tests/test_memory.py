@@ -1,0 +1,156 @@
+"""Memory: event sourcing, recall behaviour, forget, decay, predict."""
+
+import numpy as np
+import pytest
+
+from brainbox import BrainboxError
+from brainbox.memory import Memory
+from brainbox.workload import generate
+
+ROOT = "/work/project0"
+
+
+def auth_sessions(mem, n=5, root="/repo"):
+    t = 1_000_000.0
+    for s in range(n):
+        for tool, f in (("Read", "src/auth/login.py"), ("Edit", "src/auth/session.py")):
+            t += 1
+            mem.record({"session": f"s{s}", "cwd": root, "project": root, "tool": tool,
+                        "files": [f], "at": t})
+
+
+def matrices_equal(a, b):
+    ma, mb = a.state.matrices(), b.state.matrices()
+    for k in ma:
+        x, y = ma[k], mb[k]
+        assert x.shape == y.shape
+        assert np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)
+        assert np.array_equal(x.data, y.data), k
+
+
+def test_incremental_folding_with_recalls_between_equals_rebuild(tmp_path):
+    events = list(generate(events=3000, files=40, sessions=30, seed=3))
+    inc = Memory.open(tmp_path / "inc.db")
+    seen = []
+    for start in range(0, len(events), 700):
+        inc.record(events[start:start + 700])
+        seen.append([r.as_dict() for r in inc.recall("fix the auth bug", project=ROOT)])
+        inc.close()
+        inc = Memory.open(tmp_path / "inc.db")  # the state goes through SQLite each time
+    one = Memory.open(tmp_path / "one.db")
+    one.record(events)
+    one.rebuild()
+    inc.sync()
+    matrices_equal(inc, one)
+    for name in ("n", "m", "act", "last", "hist", "deg", "win", "last3"):
+        assert np.array_equal(getattr(inc.state, name), getattr(one.state, name)[: getattr(inc.state, name).shape[0]]) or \
+            np.array_equal(getattr(inc.state, name)[: inc.state.n_res], getattr(one.state, name)[: one.state.n_res])
+    q = dict(project=ROOT, session=events[-1]["session"], now=events[-1]["at"] + 10)
+    for query in ("fix the auth bug", "billing invoice", "this again"):
+        a = [r.as_dict() for r in inc.recall(query, **q)]
+        b = [r.as_dict() for r in one.recall(query, **q)]
+        assert a == b
+    assert inc.predict_tools(events[-1]["session"]) == one.predict_tools(events[-1]["session"])
+    # and a rebuild of the incremental database reproduces itself
+    before = inc.state.matrices()["W"].copy()
+    inc.rebuild()
+    assert (inc.state.matrices()["W"] != before).nnz == 0
+
+
+def test_login_then_session_edits_are_recalled_with_the_edge(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem)
+    res = mem.recall("login", project="/repo")
+    paths = [r.path for r in res]
+    assert "src/auth/session.py" in paths[:3]
+    hit = next(r for r in res if r.path == "src/auth/session.py")
+    assert hit.via.startswith("src/auth/login.py -> src/auth/session.py (w=")
+    assert "associative" in hit.channels
+
+
+def test_nonsense_query_returns_nothing(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem)
+    assert mem.recall("quantum teapot entanglement", project="/repo") == []
+
+
+def test_session_evidence_grounds_recall_without_lexical_match(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem)
+    res = mem.recall("continue", project="/repo", session="s4")
+    assert res and res[0].channels.get("recency") == 1
+
+
+def test_forget_removes_path_from_every_recall(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem)
+    out = mem.forget("src/auth/session.py", project="/repo")
+    assert out["deleted_events"] == 5
+    for q in ("login", "session", "auth"):
+        assert all(r.path != "src/auth/session.py" for r in mem.recall(q, project="/repo"))
+    mem.close()
+    again = Memory.open(tmp_path / "b.db")
+    assert ("src/auth/session.py" not in again.state.res_key)
+
+
+def test_decay_prunes_weak_associations_and_is_replayed_by_rebuild(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem, n=1)
+    assert mem.stats()["associations"] > 0
+    out = mem.decay(now=1_000_000.0 + 86400 * 200)
+    assert out["associations"] == 0 and out["pruned"] > 0
+    mem.rebuild()
+    assert mem.stats()["associations"] == 0
+
+
+def test_one_decay_day_multiplies_weights_by_0_98(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    auth_sessions(mem, n=20)
+    mem.sync()
+    w0 = mem.state.matrices()["W"].copy()
+    mem.decay(now=1_000_001.0 + 86400)  # exactly one day after the first event
+    w1 = mem.state.matrices()["W"]
+    kept = w1.toarray()
+    assert np.allclose(kept[kept > 0], (w0.toarray() * 0.98)[kept > 0], rtol=1e-5)
+
+
+def test_resolve_links_error_to_fix_strongly(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    mem.resolve("ModuleNotFoundError: No module named 'yaml'", ["setup.py"], project="/repo",
+                cwd="/repo")
+    mem.sync()
+    st = mem.state
+    w = st.matrices()["W"]
+    fid = st.res_index[(0, "/repo", "setup.py")]
+    assert w[:, [fid]].toarray().max() == pytest.approx(0.85)
+
+
+def test_predict_tools_learns_the_grammar(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    t = 0.0
+    for s in range(6):
+        for tool in ("Grep", "Read", "Edit", "Bash:pytest"):
+            t += 1
+            mem.record({"session": f"s{s}", "cwd": "/r", "project": "/r", "tool": tool, "at": t})
+    mem.record({"session": "new", "cwd": "/r", "project": "/r", "tool": "Grep", "at": t + 1})
+    mem.record({"session": "new", "cwd": "/r", "project": "/r", "tool": "Read", "at": t + 2})
+    tools = [name for name, _ in mem.predict_tools("new")]
+    assert tools[0] == "Edit" and len(tools) == 3
+
+
+def test_bad_event_is_a_domain_error_and_stores_nothing(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    with pytest.raises(BrainboxError):
+        mem.record([{"session": "s", "tool": "Read", "files": ["a"]}, {"tool": "Read"}])
+    assert mem.stats()["events"] == 0
+
+
+def test_secrets_are_redacted_before_storage(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    secret = "ghp_" + "a1B2" * 9
+    mem.record({"session": "s", "cwd": "/r", "project": "/r", "tool": "Bash",
+                "command": f"GITHUB_TOKEN={secret} git push"})
+    mem.close()
+    assert secret.encode() not in (tmp_path / "b.db").read_bytes()
+    wal = tmp_path / "b.db-wal"
+    assert not wal.exists() or secret.encode() not in wal.read_bytes()
