@@ -131,7 +131,7 @@ class Recall:
         self.root = "/work/project0"
         self.session = next(iter(self.st.sess_index))
         self.recall(self.index, "fix the auth login bug", project=self.root)
-        w, _ = self.st.graph()
+        w = self.st.graph()
         self.w = w
         self.seeds = np.arange(min(10, self.st.n_res), dtype=np.int64)
 

@@ -189,8 +189,7 @@ class Memory:
         results = recall(self.index, query or "", project=project, session=session,
                          limit=10**9, params=Params(min_confidence=0.0))
         hit = next((r for r in results if r.path == path), None)
-        w, _ = st.graph()
-        col = w[:, [rid]].tocoo()
+        col = st.matrices()["W"][:, [rid]].tocoo()
         incoming = sorted(
             ((st.res_key[int(r)], KIND_NAMES[int(st.kind[r])], float(v))
              for r, v in zip(col.row, col.data)),

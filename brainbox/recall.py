@@ -72,35 +72,32 @@ class Result:
 
 
 class Index:
-    """Per-state caches for recall (rebuilt when the state changes)."""
+    """Per-state caches for recall, refreshed cheaply when the state grew."""
 
     def __init__(self, state: State):
         self.state = state
-        self.version = None
+        self.n_res = -1
+        self._proj: dict[str, tuple[int, np.ndarray]] = {}
 
     def refresh(self):
         s = self.state
-        version = (s.n_res, int(s.n_edges[0]), s.watermark, len(s.terms), id(s._docs))
-        if version == self.version:
-            return
-        docs = s.docs()
-        self.docs_csc = docs.tocsc()
-        self.doclen = np.asarray(docs.sum(axis=1)).ravel().astype(np.float64)
-        kinds = s.kind[: s.n_res]
-        self.is_file = kinds == FILE
-        self.blocked = kinds == TOOL
-        proj = np.asarray(s.res_project, dtype=object) if s.n_res else np.zeros(0, object)
-        self.projects = {}
-        if s.n_res:
-            files = np.flatnonzero(self.is_file)
-            for p in set(proj[files].tolist()):
-                self.projects[p] = files[proj[files] == p]
-        self.version = version
+        if s.n_res != self.n_res:
+            kinds = s.kind[: s.n_res]
+            self.is_file = kinds == FILE
+            self.blocked = kinds == TOOL
+            self.n_res = s.n_res
 
     def project_files(self, project: str | None) -> np.ndarray:
         if project is None:
             return np.flatnonzero(self.is_file)
-        return self.projects.get(project, np.zeros(0, np.int64))
+        ids = self.state.proj_files.get(project)
+        if not ids:
+            return np.zeros(0, np.int64)
+        hit = self._proj.get(project)
+        if hit is None or hit[0] != len(ids):
+            hit = (len(ids), np.asarray(ids, np.int64))
+            self._proj[project] = hit
+        return hit[1]
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,34 +116,30 @@ def bm25(index: Index, q_terms: list[str], files: np.ndarray):
     s = index.state
     tids = sorted({s.term_index[t] for t in q_terms if t in s.term_index})
     n_q = len(set(q_terms))
+    empty = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     if not tids or files.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        return empty
     in_proj = np.zeros(s.n_res, np.bool_)
     in_proj[files] = True
     n_docs = files.size
-    avgdl = float(index.doclen[files].mean()) or 1.0
-    score = {}
-    matched = {}
-    csc = index.docs_csc
+    doclen = s.doclen
+    avgdl = float(doclen[files].mean()) or 1.0
+    score = np.zeros(s.n_res)
+    matched = np.zeros(s.n_res)
     for tid in tids:
-        rows = csc.indices[csc.indptr[tid]: csc.indptr[tid + 1]]
-        tf = csc.data[csc.indptr[tid]: csc.indptr[tid + 1]].astype(np.float64)
+        rows, tf = s.postings(tid)
         keep = in_proj[rows]
         rows, tf = rows[keep], tf[keep]
         if rows.size == 0:
             continue
         idf = math.log(1.0 + (n_docs - rows.size + 0.5) / (rows.size + 0.5))
-        dl = index.doclen[rows]
-        part = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
-        for r, v in zip(rows.tolist(), part.tolist()):
-            score[r] = score.get(r, 0.0) + v
-            matched[r] = matched.get(r, 0) + 1
-    if not score:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    ids = np.fromiter(score.keys(), np.int64, len(score))
-    vals = np.fromiter(score.values(), np.float64, len(score))
-    share = np.fromiter((matched[i] for i in ids.tolist()), np.float64, len(score)) / max(n_q, 1)
-    return ids, vals, share
+        dl = doclen[rows]
+        score[rows] += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
+        matched[rows] += 1.0
+    ids = np.flatnonzero(matched)
+    if ids.size == 0:
+        return empty
+    return ids, score[ids], matched[ids] / max(n_q, 1)
 
 
 def session_resources(state: State, session: str | None) -> np.ndarray:
@@ -188,7 +181,6 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
         win_files = win_files[np.isin(win_files, files)]
 
     ranked: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    gamma: dict[int, float] = {}
     parent = None
     act = None
 
@@ -196,13 +188,12 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
     if "lexical" not in p.ablate and lex_ids.size:
         order = np.lexsort((lex_ids, -lex_scores))
         ranked["lexical"] = (lex_ids[order], np.arange(1, order.size + 1))
-        gamma = dict(zip(lex_ids.tolist(), share.tolist()))
     grounded = lex_ids.size > 0 or win_files.size > 0
     if not grounded:
         return []
 
     if "associative" not in p.ablate and lex_ids.size and s.n_edges[0] > 0:
-        w, _ = s.graph()
+        w = s.graph()
         order = np.lexsort((lex_ids, -lex_scores))[: p.seeds]
         seeds = lex_ids[order]
         seed_act = lex_scores[order] / lex_scores[order[0]]
@@ -231,12 +222,13 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
         K.base_level(s.hist, s.hist_len, files, float(now), bl)
         ranked["base_level"] = _top(files, bl, TOP_K)
     if "recurrence" not in p.ablate and window.size:
-        w, _ = s.graph()
+        w = s.graph()
         recent = window[-p.recurrence_from:]
-        sub = w[recent].tocoo()
-        if sub.nnz:
+        cols = np.concatenate([w.indices[w.indptr[r]: w.indptr[r + 1]] for r in recent.tolist()])
+        vals = np.concatenate([w.data[w.indptr[r]: w.indptr[r + 1]] for r in recent.tolist()])
+        if cols.size:
             best = np.zeros(s.n_res)
-            np.maximum.at(best, sub.col, sub.data.astype(np.float64))
+            np.maximum.at(best, cols, vals.astype(np.float64))
             reach = files[best[files] > 0]
             if reach.size:
                 ranked["recurrence"] = _top(reach, best[reach], reach.size)
@@ -249,15 +241,15 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
 
     names = [c for c in CHANNELS if c in ranked]
     cand = np.unique(np.concatenate([ranked[c][0] for c in names]))
-    pos = {r: i for i, r in enumerate(cand.tolist())}
+    pos = np.empty(s.n_res, np.int64)
+    pos[cand] = np.arange(cand.size)
     ranks = np.zeros((len(names), cand.size), np.int64)
     gam = np.ones((len(names), cand.size), np.float64)
     for ci, c in enumerate(names):
         ids, rk = ranked[c]
-        idx = np.fromiter((pos[r] for r in ids.tolist()), np.int64, ids.size)
-        ranks[ci, idx] = rk
+        ranks[ci, pos[ids]] = rk
         if c == "lexical":
-            gam[ci, idx] = [gamma[r] for r in ids.tolist()]
+            gam[ci, pos[lex_ids]] = share
     scores = np.zeros(cand.size, np.float64)
     K.rrf_fuse(ranks, np.asarray([lam[c] for c in names]), gam, RRF_K, scores)
     conf = scores / s_max
@@ -265,16 +257,13 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
     order = keep[np.lexsort((cand[keep], -scores[keep]))][:limit]
 
     out = []
-    w = None
     for i in order.tolist():
         rid = int(cand[i])
         chans = {c: int(ranks[ci, i]) for ci, c in enumerate(names) if ranks[ci, i] > 0}
         via = via_edge = None
         if parent is not None and parent[rid] >= 0:
-            if w is None:
-                w, _ = s.graph()
             src = int(parent[rid])
-            weight = float(w[src, rid])
+            weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
             via_edge = (s.res_key[src], s.res_key[rid], weight)
             via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
         out.append(Result(s.res_key[rid], float(min(1.0, conf[i])), float(scores[i]),
@@ -299,7 +288,7 @@ def predict_tools(state: State, session: str | None, k: int = 3, min_support: in
                 seq_rank = sorted(counts, key=lambda t: (-counts[t], t))
                 break
         if not seq_rank and hist:
-            w, _ = s.graph()
+            w = s.graph()
             last = hist[-1]
             row = slice(w.indptr[last], w.indptr[last + 1])
             cols, vals = w.indices[row], w.data[row]

@@ -23,6 +23,7 @@ Choices written down here:
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,7 @@ KIND_NAMES = {FILE: "file", TOOL: "tool", ERROR: "error"}
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
+PENDING = 4096  # context-term additions buffered before consolidating into the CSC matrix
 DAY = 86400.0
 
 
@@ -45,6 +47,15 @@ def _grow(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
     out = np.full((cap,) + arr.shape[1:], fill, dtype=arr.dtype)
     out[: arr.shape[0]] = arr
     return out
+
+
+class Graph(NamedTuple):
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    order: np.ndarray
+    n_edges: int
+    n_res: int
 
 
 class State:
@@ -80,15 +91,20 @@ class State:
         # context terms
         self.term_index: dict[str, int] = {}
         self.terms: list[str] = []
-        self._ctx_rows: list[int] = []
-        self._ctx_cols: list[int] = []
-        self._ctx = sp.csr_array((0, 0), dtype=np.float32)
+        self._ctx = sp.csc_array((0, 0), dtype=np.float32)  # consolidated, resources x terms
+        self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet consolidated
+        self._pend_c = np.zeros(PENDING, np.int64)
+        self._pend_n = 0
+        self.doclen = np.zeros(0, np.float64)  # context-term count per resource
+        self.proj_files: dict[str, list[int]] = {}
         # clocks
         self.watermark = 0
         self.clock = 0.0
         self.last_decay = None
         self._graph = None
-        self._docs = None
+        self._csr_key = np.zeros(0, np.int64)  # sorted src * N_KEY + dst of linked edges
+        self._csr_order = np.zeros(0, np.int64)  # edge index at each CSR position
+        self._csr_linked = 0  # edges 0.._csr_linked-1 are in the CSR structure
         self.capture: list | None = None  # benchmarks: collects the touch arrays folded
 
     # --- allocation ------------------------------------------------------------------
@@ -123,11 +139,12 @@ class State:
         self.n_res += 1
         if rid >= self.n.shape[0]:
             cap = max(2 * self.n.shape[0], 256)
-            for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist"):
+            for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen"):
                 setattr(self, name, _grow(getattr(self, name), cap))
             self.kind = _grow(self.kind, cap)
         self.kind[rid] = kind
         if kind == FILE:
+            self.proj_files.setdefault(project, []).append(rid)
             for t in path_tokens(key):
                 self._ctx_add(rid, t)
         return rid
@@ -154,8 +171,46 @@ class State:
         return tid
 
     def _ctx_add(self, rid: int, term: str) -> None:
-        self._ctx_rows.append(rid)
-        self._ctx_cols.append(self._term(term))
+        if self._pend_n == PENDING:
+            self._consolidate()
+        self._pend_r[self._pend_n] = rid
+        self._pend_c[self._pend_n] = self._term(term)
+        self._pend_n += 1
+        self.doclen[rid] += 1.0
+
+    def _consolidate(self) -> None:
+        n = self._pend_n
+        shape = (self.n_res, len(self.terms))
+        base = self._ctx
+        base.resize(shape)
+        if n:
+            add = sp.coo_array(
+                (np.ones(n, np.float32), (self._pend_r[:n].copy(), self._pend_c[:n].copy())),
+                shape=shape,
+            ).tocsc()
+            base = (base + add).tocsc()
+            base.sum_duplicates()
+            base.sort_indices()
+        self._ctx = base
+        self._pend_n = 0
+
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """(resource ids, term frequency) of one context term, pending additions included."""
+        csc = self._ctx
+        if tid < csc.shape[1]:
+            lo, hi = csc.indptr[tid], csc.indptr[tid + 1]
+            rows, tf = csc.indices[lo:hi].astype(np.int64), csc.data[lo:hi].astype(np.float64)
+        else:
+            rows, tf = np.zeros(0, np.int64), np.zeros(0)
+        n = self._pend_n
+        if n:
+            extra = self._pend_r[:n][self._pend_c[:n] == tid]
+            if extra.size:
+                rows = np.concatenate([rows, extra])
+                tf = np.concatenate([tf, np.ones(extra.size)])
+                rows, inv = np.unique(rows, return_inverse=True)
+                tf = np.bincount(inv, weights=tf)
+        return rows, tf
 
     # --- folding ---------------------------------------------------------------------
 
@@ -247,8 +302,6 @@ class State:
                     d = self.ngrams.setdefault(cx, {})
                     d[nx] = d.get(nx, 0) + cnt
             qs.clear(), qt.clear()
-        if self._ctx_rows:
-            self._docs = None
 
     def _special(self, ev: dict) -> None:
         meta = ev.get("meta") or {}
@@ -303,6 +356,7 @@ class State:
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, int(new), self.hkeys, self.hslot)
         self._graph = None
+        self._csr_linked = -1
 
     def edge_index(self, src: int, dst: int, create: bool = False) -> int:
         k = int(K.find_edge(self.hkeys, self.hslot, src, dst))
@@ -321,52 +375,51 @@ class State:
 
     # --- derived matrices ------------------------------------------------------------
 
-    def graph(self) -> tuple[sp.csr_array, np.ndarray]:
-        """(W as float32 CSR n_res x n_res in canonical order, edge index per CSR entry)."""
-        if self._graph is None:
-            ne = int(self.n_edges[0])
-            src, dst = self.esrc[:ne], self.edst[:ne]
-            order = np.lexsort((dst, src))
-            indptr = np.zeros(self.n_res + 1, np.int64)
-            np.cumsum(np.bincount(src, minlength=self.n_res), out=indptr[1:])
-            w = sp.csr_array(
-                (self.ew[:ne][order], dst[order].astype(np.int32), indptr),
-                shape=(self.n_res, self.n_res),
-            )
-            self._graph = (w, order)
+    def graph(self) -> "Graph":
+        """W as CSR arrays (indptr, int32 indices, float32 data) in canonical order, with
+        `order` (the edge index of each entry).
+
+        Incremental: edges created since the last call are merged into the sorted key array
+        (O(E) memmove, no sort of the whole graph); weights are re-gathered when they changed.
+        Pruning reorders edges, so `decay` forces a full rebuild.
+        """
+        ne = int(self.n_edges[0])
+        if self._graph is not None and self._graph.n_edges == ne and self._graph.n_res == self.n_res:
+            return self._graph
+        if self._csr_linked < 0 or self._csr_linked > ne:
+            self._csr_linked = 0
+            self._csr_key = np.zeros(0, np.int64)
+            self._csr_order = np.zeros(0, np.int64)
+        if ne > self._csr_linked:
+            new = np.arange(self._csr_linked, ne, dtype=np.int64)
+            keys = self.esrc[new] * K.N_KEY + self.edst[new]
+            srt = np.argsort(keys, kind="stable")
+            keys, new = keys[srt], new[srt]
+            pos = np.searchsorted(self._csr_key, keys)
+            self._csr_key = np.insert(self._csr_key, pos, keys)
+            self._csr_order = np.insert(self._csr_order, pos, new)
+            self._csr_linked = ne
+        order = self._csr_order
+        indptr = np.searchsorted(self._csr_key, np.arange(self.n_res + 1, dtype=np.int64) * K.N_KEY)
+        self._graph = Graph(indptr, self.edst[order].astype(np.int32), self.ew[order], order,
+                            ne, self.n_res)
         return self._graph
 
     def matrices(self) -> dict[str, sp.csr_array]:
-        """W (weights), C (co-access counts) and T (last update) on the same structure."""
-        w, order = self.graph()
-        ne = int(self.n_edges[0])
-        same = (w.indices, w.indptr)
+        """W (weights), C (co-access counts) and T (last update) as scipy CSR arrays."""
+        g = self.graph()
+        shape = (self.n_res, self.n_res)
+        same = (g.indices, g.indptr)
         return {
-            "W": w,
-            "C": sp.csr_array((self.ecount[:ne][order], *same), shape=w.shape),
-            "T": sp.csr_array((self.etime[:ne][order], *same), shape=w.shape),
+            "W": sp.csr_array((g.data, *same), shape=shape),
+            "C": sp.csr_array((self.ecount[g.order], *same), shape=shape),
+            "T": sp.csr_array((self.etime[g.order], *same), shape=shape),
         }
 
     def docs(self) -> sp.csr_array:
-        """Context-term counts, resources x terms (float32 CSR)."""
-        if self._docs is None or self._ctx_rows:
-            if self._ctx_rows:
-                add = sp.coo_array(
-                    (np.ones(len(self._ctx_rows), np.float32),
-                     (np.asarray(self._ctx_rows), np.asarray(self._ctx_cols))),
-                    shape=(self.n_res, len(self.terms)),
-                ).tocsr()
-                base = self._ctx
-                base.resize((self.n_res, len(self.terms)))
-                self._ctx = (base + add).tocsr()
-                self._ctx.sum_duplicates()
-                self._ctx.sort_indices()
-                self._ctx_rows.clear()
-                self._ctx_cols.clear()
-            else:
-                self._ctx.resize((self.n_res, len(self.terms)))
-            self._docs = self._ctx
-        return self._docs
+        """Context-term counts, resources x terms (float32 CSR), all additions included."""
+        self._consolidate()
+        return self._ctx.tocsr()
 
     # --- persistence -----------------------------------------------------------------
 
@@ -419,6 +472,7 @@ class State:
         for name in ("kind", "n", "m", "act", "last", "hist", "hist_len", "deg", "streak"):
             arr = a[f"node.{name}"]
             setattr(s, name, _grow(arr.copy(), max(arr.shape[0], 256)))
+        s.doclen = np.zeros(s.n.shape[0])
         s.kind = s.kind.astype(np.int8)
         extra = json.loads(bytes(a["json"]).decode())
         for key in extra["sessions"]:
@@ -442,8 +496,12 @@ class State:
         s.term_index = {t: i for i, t in enumerate(s.terms)}
         s._ctx = sp.coo_array(
             (a["ctx.val"], (a["ctx.row"], a["ctx.col"])), shape=(s.n_res, len(s.terms))
-        ).tocsr()
+        ).tocsc()
         s._ctx.sort_indices()
+        s.doclen[: s.n_res] = np.asarray(s._ctx.sum(axis=1)).ravel()
+        for rid in range(s.n_res):
+            if s.res_kind[rid] == FILE:
+                s.proj_files.setdefault(s.res_project[rid], []).append(rid)
         s.sess_prompt = {int(k): v for k, v in extra["prompt"].items()}
         s.sess_seen = {int(k): set(v) for k, v in extra["seen"].items()}
         s.watermark = extra["watermark"]

@@ -1,0 +1,818 @@
+"""Hook payloads to raw records: real Claude Code shapes, Codex shapes, and totality."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from brainbox.cli import hookmap
+from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN, payload_to_records
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TRANSCRIPTS = [
+    *sorted((DATA / "transcripts" / "claude-code").rglob("*.jsonl")),
+    *sorted((DATA / "trajectories" / "claude-code-swebench-lite" / "sessions").glob("*.jsonl")),
+]
+KEYS = {
+    "session",
+    "cwd",
+    "tool",
+    "files",
+    "error",
+    "exit_code",
+    "at",
+    "prompt",
+    "command",
+    "args",
+    "kind",
+    "action",
+}
+ACTIONS = {"read", "edit", "search", "run", "plan", "other"}
+
+
+def fixture_payloads() -> list[dict]:
+    return json.loads((FIXTURES / "claude_payloads.json").read_text())["payloads"]
+
+
+def one(payload, agent="claude"):
+    records = payload_to_records(agent, payload)
+    assert len(records) == 1, records
+    return records[0]
+
+
+def check_record(rec: dict) -> None:
+    assert KEYS <= rec.keys()
+    assert rec["kind"] in {"tool", "prompt", "session_start", "session_end"}
+    assert rec["action"] in ACTIONS
+    assert isinstance(rec["session"], str) and isinstance(rec["cwd"], str)
+    assert isinstance(rec["files"], list) and len(rec["files"]) <= hookmap.MAX_FILES
+    assert all(isinstance(f, str) and f for f in rec["files"])
+    assert rec["exit_code"] is None or type(rec["exit_code"]) is int
+    for key, limit in (
+        ("command", hookmap.MAX_COMMAND),
+        ("prompt", hookmap.MAX_PROMPT),
+        ("error", hookmap.MAX_ERROR),
+        ("args", hookmap.MAX_ARGS),
+    ):
+        assert rec[key] is None or (isinstance(rec[key], str) and len(rec[key]) <= limit)
+    # Every string must reach SQLite: valid UTF-8, no NULs.
+    text = json.dumps(rec, ensure_ascii=False)
+    text.encode("utf-8")
+    assert "\\u0000" not in text
+
+
+def pairs_from_transcript(path: Path):
+    """(tool_use input block, tool_result block, toolUseResult, line) for each call."""
+    uses = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        content = (row.get("message") or {}).get("content") if isinstance(row, dict) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                uses[block.get("id")] = block
+            elif block.get("type") == "tool_result" and block.get("tool_use_id") in uses:
+                yield uses[block["tool_use_id"]], block, row.get("toolUseResult"), row
+
+
+def payload_from_pair(use, result, response, row) -> dict:
+    payload = {
+        "session_id": row.get("sessionId", "s"),
+        "cwd": row.get("cwd", "/repo"),
+        "transcript_path": "/t.jsonl",
+        "permission_mode": "default",
+        "tool_name": use["name"],
+        "tool_input": use.get("input"),
+        "tool_use_id": use.get("id"),
+    }
+    if result.get("is_error"):
+        content = result.get("content")
+        payload.update(
+            hook_event_name="PostToolUseFailure",
+            is_interrupt=False,
+            error=content if isinstance(content, str) else str(response),
+        )
+    else:
+        payload.update(hook_event_name="PostToolUse", tool_response=response)
+    return payload
+
+
+# ------------------------------------------------------------------ Claude Code, fixture
+
+
+@pytest.mark.parametrize(
+    "payload", fixture_payloads(), ids=lambda p: f"{p['hook_event_name']}-{p.get('tool_name', '')}"
+)
+def test_every_fixture_payload_maps_to_one_wellformed_record(payload):
+    rec = one(payload)
+    check_record(rec)
+    assert rec["session"] == payload["session_id"]
+    assert rec["cwd"] == payload["cwd"]
+
+
+def by_tool(name, event="PostToolUse"):
+    return next(
+        p
+        for p in fixture_payloads()
+        if p.get("tool_name") == name and p["hook_event_name"] == event
+    )
+
+
+def test_read_records_the_file_as_read():
+    p = by_tool("Read")
+    rec = one(p)
+    assert (rec["tool"], rec["action"], rec["files"]) == (
+        "Read",
+        "read",
+        [p["tool_input"]["file_path"]],
+    )
+    assert rec["error"] is None and rec["kind"] == "tool"
+
+
+@pytest.mark.parametrize("name", ["Edit", "Write"])
+def test_edit_and_write_record_the_file_as_edited(name):
+    p = by_tool(name)
+    rec = one(p)
+    assert rec["action"] == "edit" and rec["files"] == [p["tool_input"]["file_path"]]
+
+
+def test_glob_records_pattern_as_args_and_capped_results_as_search():
+    p = by_tool("Glob")
+    rec = one(p)
+    assert rec["action"] == "search" and rec["args"] == p["tool_input"]["pattern"]
+    assert rec["files"] == p["tool_response"]["filenames"][: hookmap.MAX_SEARCH_FILES]
+    many = dict(p, tool_response={"filenames": [f"/r/f{i}.py" for i in range(500)]})
+    assert len(one(many)["files"]) == hookmap.MAX_SEARCH_FILES
+
+
+def test_grep_records_its_path_and_pattern():
+    p = by_tool("Grep")
+    rec = one(p)
+    assert rec["action"] == "search" and rec["args"] == p["tool_input"]["pattern"]
+    assert rec["files"][0] == p["tool_input"]["path"]
+
+
+def test_grep_over_the_working_directory_names_no_file():
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Grep",
+            "tool_input": {"pattern": "x", "path": "."},
+            "tool_response": {"filenames": []},
+        }
+    )
+    assert rec["files"] == [] and rec["args"] == "x"
+
+
+def test_successful_bash_keeps_its_command_and_no_error():
+    p = by_tool("Bash")
+    rec = one(p)
+    assert rec["command"] == p["tool_input"]["command"]
+    assert rec["tool"].startswith("Bash") and rec["error"] is None and rec["exit_code"] is None
+    assert rec["action"] in {"run", "read", "edit"}
+
+
+def test_failed_bash_carries_error_text_and_exit_code():
+    p = next(
+        p
+        for p in fixture_payloads()
+        if p["hook_event_name"] == "PostToolUseFailure"
+        and p["tool_name"] == "Bash"
+        and p["error"].startswith("Exit code")
+    )
+    rec = one(p)
+    assert rec["exit_code"] == 1 and "permission denied" in rec["error"]
+    assert rec["command"] == p["tool_input"]["command"]
+
+
+def test_failed_edit_keeps_its_file_and_drops_claude_error_wrapper():
+    p = by_tool("Edit", "PostToolUseFailure")
+    rec = one(p)
+    assert rec["files"] == [p["tool_input"]["file_path"]] and rec["action"] == "edit"
+    assert rec["error"].startswith("String to replace not found")
+    assert "tool_use_error" not in rec["error"]
+
+
+def test_interrupted_failure_says_so():
+    p = dict(by_tool("Bash", "PostToolUseFailure"), is_interrupt=True, error="")
+    assert one(p)["error"] == "interrupted"
+
+
+def test_other_tools_keep_their_names_with_action_other():
+    for name in ("Task", "WebFetch", "Skill", "TaskOutput"):
+        rec = one(by_tool(name))
+        assert rec["tool"] == name and rec["action"] == "other"
+    assert one(by_tool("WebFetch"))["args"].startswith("https://")
+
+
+def test_todowrite_is_plan_and_mcp_tools_keep_name_and_path():
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "TodoWrite",
+            "tool_input": {"todos": []},
+            "tool_response": {},
+        }
+    )
+    assert rec["action"] == "plan"
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "mcp__fs__read_file",
+            "tool_input": {"path": "src/a.py"},
+            "tool_response": [{"type": "text", "text": "..."}],
+        }
+    )
+    assert (rec["tool"], rec["files"], rec["action"]) == (
+        "mcp__fs__read_file",
+        ["src/a.py"],
+        "other",
+    )
+
+
+def test_notebook_edit_uses_notebook_path():
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "NotebookEdit",
+            "tool_input": {"notebook_path": "/r/a.ipynb", "new_source": "x"},
+        }
+    )
+    assert rec["files"] == ["/r/a.ipynb"] and rec["action"] == "edit"
+
+
+def test_error_flags_in_a_tool_response_are_errors():
+    base = {
+        "session_id": "s",
+        "cwd": "/r",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "BashOutput",
+        "tool_input": {"bash_id": "1"},
+    }
+    rec = one(dict(base, tool_response={"exitCode": 2, "stdout": "", "stderr": "bad thing"}))
+    assert rec["exit_code"] == 2 and rec["error"] == "bad thing"
+    rec = one(dict(base, tool_response={"is_error": True, "content": "nope"}))
+    assert rec["error"] == "nope"
+    rec = one(dict(base, tool_response={"exit_code": 0, "stderr": "just a warning"}))
+    assert rec["error"] is None and rec["exit_code"] == 0
+    rec = one(dict(base, tool_response={"interrupted": True, "stderr": ""}))
+    assert rec["error"] == "interrupted"
+
+
+def test_long_stderr_keeps_first_line_and_tail():
+    stderr = "Traceback (most recent call last):\n" + "x\n" * 5000 + "ValueError: the end"
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "python t.py"},
+            "tool_response": {"returncode": 1, "stderr": stderr},
+        }
+    )
+    assert len(rec["error"]) <= hookmap.MAX_ERROR
+    assert rec["error"].startswith("Traceback") and rec["error"].endswith("ValueError: the end")
+
+
+# ------------------------------------------------------------------ Bash and brainbox.shell
+
+
+def test_bash_uses_brainbox_shell_for_tool_and_files(monkeypatch):
+    fake = types.ModuleType("brainbox.shell")
+    fake.command_files = lambda cmd, cwd=None: [("src/a.py", "read"), ("out.txt", "edit")]
+    fake.command_tool = lambda cmd: "Bash:python"
+    monkeypatch.setitem(sys.modules, "brainbox.shell", fake)
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "python src/a.py > out.txt"},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+        }
+    )
+    assert rec["tool"] == "Bash:python" and rec["files"] == ["src/a.py", "out.txt"]
+    assert rec["action"] == "edit" and rec["meta"]["file_actions"] == ["read", "edit"]
+
+    fake.command_files = lambda cmd, cwd=None: [("m.py", "read"), ("m.py", "edit")]
+    rec = one(
+        {
+            "session_id": "s",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "cat m.py && sed -i s/a/b/ m.py"},
+        }
+    )
+    assert (rec["files"], rec["action"]) == (["m.py"], "edit")
+
+    fake.command_files = lambda cmd, cwd=None: [("src/a.py", "read")]
+    assert (
+        one(
+            {
+                "session_id": "s",
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "cat src/a.py"},
+            }
+        )["action"]
+        == "read"
+    )
+    fake.command_files = lambda cmd, cwd=None: []
+    assert (
+        one(
+            {
+                "session_id": "s",
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "ls"},
+            }
+        )["action"]
+        == "run"
+    )
+
+
+def test_bash_without_brainbox_shell_falls_back_to_plain_bash(monkeypatch):
+    monkeypatch.setitem(sys.modules, "brainbox.shell", None)  # import raises ImportError
+    rec = one(
+        {
+            "session_id": "s",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+        }
+    )
+    assert (rec["tool"], rec["files"], rec["action"]) == ("Bash", [], "run")
+
+
+def test_a_crashing_brainbox_shell_does_not_crash_the_hook(monkeypatch):
+    fake = types.ModuleType("brainbox.shell")
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    fake.command_files = fake.command_tool = boom
+    monkeypatch.setitem(sys.modules, "brainbox.shell", fake)
+    rec = one(
+        {
+            "session_id": "s",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make"},
+        }
+    )
+    assert rec["tool"] == "Bash" and rec["files"] == []
+
+
+def test_huge_command_is_truncated_and_scanned_boundedly(monkeypatch):
+    seen = []
+    fake = types.ModuleType("brainbox.shell")
+    fake.command_files = lambda cmd, cwd=None: seen.append(len(cmd)) or []
+    fake.command_tool = lambda cmd: "Bash:cat"
+    monkeypatch.setitem(sys.modules, "brainbox.shell", fake)
+    command = "cat > big.txt <<'EOF'\n" + ("y" * 100 + "\n") * 20000 + "EOF"
+    rec = one(
+        {
+            "session_id": "s",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        }
+    )
+    assert len(rec["command"]) == hookmap.MAX_COMMAND
+    assert seen and seen[0] <= hookmap.MAX_SHELL_SCAN
+
+
+# ------------------------------------------------------------------ prompts and sessions
+
+
+def test_prompt_is_recorded_without_our_injected_context():
+    p = next(p for p in fixture_payloads() if p["hook_event_name"] == "UserPromptSubmit")
+    rec = one(p)
+    assert rec["kind"] == "prompt" and rec["prompt"] == p["prompt"] and rec["tool"] is None
+    wrapped = (
+        f"{CONTEXT_OPEN}\nlib/a.ex — edited with b.ex\n{CONTEXT_CLOSE}\n{p['prompt']}"
+        f"\n{CONTEXT_OPEN}unclosed tail"
+    )
+    assert one(dict(p, prompt=wrapped))["prompt"] == p["prompt"]
+
+
+def test_strip_context_handles_stray_markers():
+    assert hookmap.strip_context(f"a {CONTEXT_CLOSE} b") == "a  b"
+    assert hookmap.strip_context(f"{CONTEXT_OPEN}x{CONTEXT_CLOSE}") == ""
+
+
+def test_huge_prompt_is_truncated():
+    rec = one({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "p" * 10**6})
+    assert len(rec["prompt"]) == hookmap.MAX_PROMPT
+
+
+def test_session_events():
+    base = {"session_id": "s", "cwd": "/r", "transcript_path": "/t/s.jsonl"}
+    rec = one(dict(base, hook_event_name="SessionStart", source="resume"))
+    assert (rec["kind"], rec["source"]) == ("session_start", "resume")
+    rec = one(dict(base, hook_event_name="SessionEnd", reason="prompt_input_exit"))
+    assert (rec["kind"], rec["reason"]) == ("session_end", "prompt_input_exit")
+    rec = one(dict(base, hook_event_name="Stop", stop_hook_active=False))
+    assert (rec["kind"], rec["reason"]) == ("session_end", "stop")
+    for name in ("PreToolUse", "Notification", "PreCompact", "SubagentStop", "Bogus"):
+        assert payload_to_records("claude", dict(base, hook_event_name=name)) == []
+
+
+def test_event_argument_is_used_when_the_payload_lacks_a_name():
+    recs = payload_to_records(
+        "claude", {"session_id": "s", "prompt": "hi"}, event="UserPromptSubmit"
+    )
+    assert recs[0]["kind"] == "prompt"
+
+
+def test_session_falls_back_to_the_transcript_name():
+    rec = one({"transcript_path": "/x/abc-123.jsonl", "hook_event_name": "SessionStart"})
+    assert rec["session"] == "abc-123"
+
+
+# ------------------------------------------------------------------ Codex
+
+
+def codex(**kw):
+    base = {
+        "session_id": "019a-thread",
+        "turn_id": "t1",
+        "cwd": "/repo",
+        "transcript_path": None,
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+    }
+    return dict(base, **kw)
+
+
+def test_codex_bash_with_text_output_and_exit_code():
+    rec = one(
+        codex(
+            hook_event_name="PostToolUse",
+            tool_name="Bash",
+            tool_use_id="c1",
+            tool_input={"command": "cargo test"},
+            tool_response="Exit code: 101\nWall time: 2.1 seconds\nOutput:\nfailed",
+        ),
+        "codex",
+    )
+    assert rec["exit_code"] == 101 and "failed" in rec["error"]
+    assert rec["command"] == "cargo test" and rec["meta"]["turn"] == "t1"
+    ok = one(
+        codex(
+            hook_event_name="PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "ls"},
+            tool_response="Exit code: 0\nOutput:\na",
+        ),
+        "codex",
+    )
+    assert ok["exit_code"] == 0 and ok["error"] is None
+
+
+def test_codex_argv_commands_are_joined():
+    rec = one(
+        codex(
+            hook_event_name="PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": ["bash", "-lc", "pytest -x tests"]},
+        ),
+        "codex",
+    )
+    assert rec["command"] == "pytest -x tests"
+
+
+def test_codex_apply_patch_names_every_file_it_touches():
+    patch = (
+        "*** Begin Patch\n*** Update File: src/a.py\n*** Move to: src/b.py\n@@\n-x\n+y\n"
+        "*** Add File: docs/new.md\n+hi\n*** Delete File: old.txt\n*** End Patch\n"
+    )
+    rec = one(
+        codex(
+            hook_event_name="PostToolUse",
+            tool_name="apply_patch",
+            tool_input={"command": patch},
+            tool_response="Success.",
+        ),
+        "codex",
+    )
+    assert rec["files"] == ["src/a.py", "src/b.py", "docs/new.md", "old.txt"]
+    assert rec["action"] == "edit" and rec["tool"] == "apply_patch"
+
+
+def test_codex_prompt_start_and_stop():
+    assert (
+        one(codex(hook_event_name="UserPromptSubmit", prompt="fix it"), "codex")["prompt"]
+        == "fix it"
+    )
+    assert (
+        one(codex(hook_event_name="SessionStart", source="startup"), "codex")["kind"]
+        == "session_start"
+    )
+    rec = one(
+        codex(hook_event_name="Stop", stop_hook_active=False, last_assistant_message="done"),
+        "codex",
+    )
+    assert (rec["kind"], rec["reason"]) == ("session_end", "stop")
+
+
+def test_codex_legacy_notify_payload_becomes_a_prompt_record():
+    rec = one(
+        {
+            "type": "agent-turn-complete",
+            "thread-id": "th",
+            "turn-id": "12",
+            "cwd": "/repo",
+            "input-messages": ["first", f"Rename {CONTEXT_OPEN}x"],
+            "last-assistant-message": "done",
+        },
+        "codex",
+    )
+    assert (rec["session"], rec["kind"], rec["prompt"]) == ("th", "prompt", "Rename")
+    assert payload_to_records("codex", {"type": "agent-turn-complete"}) == []
+
+
+# ------------------------------------------------------------------ real transcripts
+
+
+@pytest.mark.skipif(not TRANSCRIPTS, reason="shared/data transcripts are not present")
+def test_every_tool_call_in_real_transcripts_maps_cleanly():
+    counts: dict[str, int] = {}
+    for path in TRANSCRIPTS:
+        for use, result, response, row in pairs_from_transcript(path):
+            payload = payload_from_pair(use, result, response, row)
+            rec = one(payload)
+            check_record(rec)
+            name = use["name"]
+            counts[name] = counts.get(name, 0) + 1
+            inp = use.get("input") or {}
+            if result.get("is_error"):
+                assert rec["error"], payload
+            if name in ("Read", "Edit", "Write", "MultiEdit") and inp.get("file_path"):
+                assert rec["files"][:1] == [inp["file_path"]]
+                assert rec["action"] == ("read" if name == "Read" else "edit")
+            elif name == "Bash":
+                assert rec["tool"].startswith("Bash")
+                assert rec["command"] == inp["command"][: hookmap.MAX_COMMAND]
+            elif name in ("Grep", "Glob"):
+                assert rec["action"] == "search" and rec["args"] == inp.get("pattern")
+            elif name == "TodoWrite":
+                assert rec["action"] == "plan"
+    assert counts.get("Bash", 0) > 100 and counts.get("Read", 0) > 100
+
+
+@pytest.mark.skipif(not TRANSCRIPTS, reason="shared/data transcripts are not present")
+def test_real_user_prompts_map_to_prompt_records():
+    n = 0
+    for path in TRANSCRIPTS[:20]:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            row = json.loads(line)
+            content = (row.get("message") or {}).get("content")
+            if row.get("type") == "user" and isinstance(content, str):
+                rec = one(
+                    {
+                        "session_id": row["sessionId"],
+                        "cwd": row.get("cwd", ""),
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": content,
+                    }
+                )
+                check_record(rec)
+                assert rec["prompt"] == content.strip()[: hookmap.MAX_PROMPT]
+                n += 1
+    assert n > 0
+
+
+# ------------------------------------------------------------------ totality (fuzz)
+
+JUNK_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=5),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "Exit code 3",
+            "Exit code -99999999999",
+            CONTEXT_OPEN,
+            CONTEXT_CLOSE,
+            "*** Update File: \udc80.py",
+            "{",
+            "[1]",
+            '{"command": 1}',
+            "mcp__a__b",
+            "Bash",
+            "apply_patch",
+            "Read",
+            "Grep",
+        ]
+    ),
+)
+LEAF = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), JUNK_TEXT)
+VALUE = st.recursive(
+    LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(JUNK_TEXT, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+FIELDS = [
+    "session_id",
+    "cwd",
+    "hook_event_name",
+    "tool_name",
+    "tool_input",
+    "tool_response",
+    "prompt",
+    "source",
+    "reason",
+    "error",
+    "is_interrupt",
+    "transcript_path",
+    "turn_id",
+    "type",
+    "input-messages",
+    "thread-id",
+    "tool_use_id",
+    "error_message",
+]
+EVENTS = st.sampled_from(
+    [
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "SessionStart",
+        "SessionEnd",
+        "Stop",
+        "PreToolUse",
+        "",
+    ]
+)
+TOOLS = st.sampled_from(
+    [
+        "Read",
+        "Edit",
+        "Write",
+        "MultiEdit",
+        "NotebookEdit",
+        "Grep",
+        "Glob",
+        "Bash",
+        "TodoWrite",
+        "apply_patch",
+        "mcp__s__t",
+        "Task",
+        "LS",
+    ]
+)
+PAYLOAD = st.one_of(
+    VALUE,
+    st.fixed_dictionaries({}, optional={k: VALUE for k in FIELDS}),
+    st.fixed_dictionaries(
+        {"hook_event_name": EVENTS, "tool_name": st.one_of(TOOLS, VALUE)},
+        optional={
+            "tool_input": st.one_of(
+                VALUE,
+                st.dictionaries(
+                    st.sampled_from(["file_path", "path", "pattern", "command", "notebook_path"]),
+                    VALUE,
+                ),
+            ),
+            "tool_response": VALUE,
+            "session_id": VALUE,
+            "cwd": VALUE,
+            "error": VALUE,
+            "prompt": VALUE,
+            "type": st.just("agent-turn-complete"),
+            "input-messages": VALUE,
+        },
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    agent=st.one_of(st.sampled_from(["claude", "codex"]), VALUE),
+    payload=PAYLOAD,
+    event=st.one_of(st.none(), EVENTS, VALUE),
+)
+def test_any_payload_maps_without_raising(agent, payload, event):
+    records = payload_to_records(agent, payload, event=event)
+    assert isinstance(records, list)
+    for rec in records:
+        check_record(rec)
+
+
+def _mutate(value, rng: random.Random, depth=0):
+    junk = [
+        None,
+        0,
+        -1,
+        2**70,
+        1.5,
+        True,
+        "",
+        "\udcff\x00",
+        "x" * rng.randint(0, 50000),
+        [],
+        {},
+        ["a", 1],
+        {"k": None},
+        "\ufffe" * 3,
+        b"\xff".decode("latin-1"),
+    ]
+    if depth > 4 or rng.random() < 0.15:
+        return rng.choice(junk)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            r = rng.random()
+            if r < 0.1:
+                continue  # drop the field
+            out[k] = _mutate(v, rng, depth + 1) if r < 0.5 else v
+        return out
+    if isinstance(value, list):
+        return [_mutate(v, rng, depth + 1) for v in value[:5]]
+    if isinstance(value, str) and value and rng.random() < 0.5:
+        i = rng.randrange(len(value))
+        return value[:i] + rng.choice(["\udc80", "\x00", CONTEXT_OPEN, "\n" * 3]) + value[i:]
+    return value
+
+
+def _random_payload(rng: random.Random) -> dict:
+    payload = {}
+    for key in rng.sample(FIELDS, rng.randint(0, len(FIELDS))):
+        payload[key] = _mutate(None, rng, depth=5)
+    if rng.random() < 0.7:
+        payload["hook_event_name"] = rng.choice(
+            ["PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop"]
+        )
+        payload["tool_name"] = rng.choice(
+            [
+                "Read",
+                "Edit",
+                "Bash",
+                "Grep",
+                "Glob",
+                "apply_patch",
+                "mcp__a__b",
+                "NotebookEdit",
+                "TodoWrite",
+            ]
+        )
+    return payload
+
+
+def test_thousands_of_mutated_and_random_payloads_never_raise():
+    rng = random.Random(20260514)
+    seeds = fixture_payloads()
+    for i in range(6000):
+        payload = _mutate(rng.choice(seeds), rng) if i % 2 else _random_payload(rng)
+        for rec in payload_to_records(rng.choice(["claude", "codex", None]), payload):
+            check_record(rec)
+
+
+def test_the_hook_module_imports_only_the_standard_library():
+    code = (
+        "import sys, brainbox.cli.hookmap; "
+        "bad = [m for m in ('numpy', 'numba', 'scipy', 'click', 'sqlite3') "
+        "if m in sys.modules]; print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_fixture_records_are_accepted_by_the_engine():
+    events = pytest.importorskip("brainbox.events")
+    for payload in fixture_payloads():
+        rec = one(payload)
+        event = events.normalize(rec)
+        assert event["kind"] == rec["kind"] and event["session"] == rec["session"]
+        if rec["kind"] == "tool":
+            assert event["action"] == rec["action"]
