@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -78,6 +79,9 @@ class Index:
         self.state = state
         self.n_res = -1
         self._proj: dict[str, tuple[int, np.ndarray]] = {}
+        self._mask: dict = {}
+        self._queries: dict[str, list[str]] = {}
+        self._paths: dict[int, frozenset] = {}
 
     def refresh(self):
         s = self.state
@@ -86,6 +90,33 @@ class Index:
             self.is_file = kinds == FILE
             self.blocked = kinds == TOOL
             self.n_res = s.n_res
+
+    def project_mask(self, project: str | None) -> np.ndarray:
+        """Boolean mask over resources: files of `project` (all files when None)."""
+        files = self.project_files(project)
+        hit = self._mask.get(project)
+        if hit is None or hit[0] != (files.size, self.n_res):
+            mask = np.zeros(self.n_res, np.bool_)
+            mask[files] = True
+            hit = ((files.size, self.n_res), mask)
+            self._mask[project] = hit
+        return hit[1]
+
+    def query_terms(self, query: str) -> list[str]:
+        hit = self._queries.get(query)
+        if hit is None:
+            if len(self._queries) > 256:
+                self._queries.clear()
+            hit = self._queries[query] = tokens(query)
+        return hit
+
+    def path_terms(self, rid: int) -> frozenset:
+        hit = self._paths.get(rid)
+        if hit is None:
+            s = self.state
+            hit = frozenset(path_tokens(s.res_key[rid])) if s.kind[rid] == FILE else frozenset()
+            self._paths[rid] = hit
+        return hit
 
     def project_files(self, project: str | None) -> np.ndarray:
         if project is None:
@@ -111,7 +142,7 @@ def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return ids[order], np.arange(1, order.size + 1)
 
 
-def bm25(index: Index, q_terms: list[str], files: np.ndarray):
+def bm25(index: Index, q_terms: list[str], files: np.ndarray, in_proj: np.ndarray):
     """BM25 scores of `files` for the query; returns (ids, scores, matched-term share)."""
     s = index.state
     tids = sorted({s.term_index[t] for t in q_terms if t in s.term_index})
@@ -119,8 +150,6 @@ def bm25(index: Index, q_terms: list[str], files: np.ndarray):
     empty = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     if not tids or files.size == 0:
         return empty
-    in_proj = np.zeros(s.n_res, np.bool_)
-    in_proj[files] = True
     n_docs = files.size
     doclen = s.doclen
     avgdl = float(doclen[files].mean()) or 1.0
@@ -150,7 +179,7 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
     return state.win[sid, : state.win_len[sid]].copy()
 
 
-def refers_to_session(state: State, query: str, q_terms: list[str], window: np.ndarray) -> bool:
+def refers_to_session(index: "Index", query: str, q_terms: list[str], window: np.ndarray) -> bool:
     if is_deictic(query):
         return True
     qs = set(q_terms)
@@ -158,51 +187,60 @@ def refers_to_session(state: State, query: str, q_terms: list[str], window: np.n
         return False
     seen = set()
     for rid in window.tolist():
-        if state.kind[rid] == FILE:
-            seen.update(path_tokens(state.res_key[rid]))
+        seen |= index.path_terms(rid)
     return len(qs & seen) * 2 >= len(qs)
 
 
-def recall(index: Index, query: str, *, project: str | None = None, session: str | None = None,
-           limit: int = 10, now: float | None = None, params: Params | None = None,
-           snippets: dict | None = None) -> list[Result]:
-    """Ranked files for `query`; empty when nothing is relevant."""
+class Ranking(NamedTuple):
+    """Fused ranking over candidates, before results are built."""
+
+    cand: np.ndarray  # resource ids
+    scores: np.ndarray
+    conf: np.ndarray
+    order: np.ndarray  # positions into cand, best first, floor applied
+    names: list
+    ranks: np.ndarray  # channels x candidates, 0 = absent
+    parent: np.ndarray | None
+
+
+def rank(index: Index, query: str, *, project: str | None = None, session: str | None = None,
+         now: float | None = None, params: Params | None = None,
+         snippets: dict | None = None) -> Ranking | None:
+    """Rank the project's files for `query`; None when recall has no grounds (the floor)."""
     p = params or Params()
     index.refresh()
     s = index.state
     now = s.clock if now is None else now
     files = index.project_files(project)
     if files.size == 0:
-        return []
-    q_terms = tokens(query)
+        return None
+    in_proj = index.project_mask(project)
+    q_terms = index.query_terms(query)
     window = session_resources(s, session)
-    win_files = window[index.is_file[window]] if window.size else window
-    if project is not None and win_files.size:
-        win_files = win_files[np.isin(win_files, files)]
+    win_files = window[in_proj[window]] if window.size else window
 
     ranked: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     parent = None
-    act = None
 
-    lex_ids, lex_scores, share = bm25(index, q_terms, files)
+    lex_ids, lex_scores, share = bm25(index, q_terms, files, in_proj)
+    lex_order = np.lexsort((lex_ids, -lex_scores)) if lex_ids.size else lex_ids
     if "lexical" not in p.ablate and lex_ids.size:
-        order = np.lexsort((lex_ids, -lex_scores))
-        ranked["lexical"] = (lex_ids[order], np.arange(1, order.size + 1))
-    grounded = lex_ids.size > 0 or win_files.size > 0
-    if not grounded:
-        return []
+        ranked["lexical"] = (lex_ids[lex_order], np.arange(1, lex_ids.size + 1))
+    if lex_ids.size == 0 and win_files.size == 0:
+        return None
 
     if "associative" not in p.ablate and lex_ids.size and s.n_edges[0] > 0:
         w = s.graph()
-        order = np.lexsort((lex_ids, -lex_scores))[: p.seeds]
-        seeds = lex_ids[order]
-        seed_act = lex_scores[order] / lex_scores[order[0]]
+        top = lex_order[: p.seeds]
+        seeds = lex_ids[top]
+        seed_act = lex_scores[top] / lex_scores[top[0]]
         act = np.zeros(s.n_res, np.float64)
         parent = np.full(s.n_res, -1, np.int64)
         K.spread(w.indptr, w.indices, w.data, seeds, seed_act, s.m[: s.n_res], index.blocked,
                  p.hops, p.topk, p.w_floor, p.a_floor, act, parent)
         act[seeds] = 0.0
-        reach = files[act[files] > 0]
+        act[~in_proj] = 0.0
+        reach = np.flatnonzero(act)
         if reach.size:
             ranked["associative"] = _top(reach, act[reach], reach.size)
 
@@ -225,22 +263,31 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
         w = s.graph()
         recent = window[-p.recurrence_from:]
         cols = np.concatenate([w.indices[w.indptr[r]: w.indptr[r + 1]] for r in recent.tolist()])
-        vals = np.concatenate([w.data[w.indptr[r]: w.indptr[r + 1]] for r in recent.tolist()])
         if cols.size:
-            best = np.zeros(s.n_res)
-            np.maximum.at(best, cols, vals.astype(np.float64))
-            reach = files[best[files] > 0]
-            if reach.size:
+            vals = np.concatenate([w.data[w.indptr[r]: w.indptr[r + 1]]
+                                   for r in recent.tolist()])
+            cols = cols.astype(np.int64)
+            keep = in_proj[cols]
+            cols, vals = cols[keep], vals[keep].astype(np.float64)
+            if cols.size:
+                best = np.zeros(s.n_res)
+                np.maximum.at(best, cols, vals)
+                reach = np.flatnonzero(best)
                 ranked["recurrence"] = _top(reach, best[reach], reach.size)
 
     lam = dict(LAMBDA)
-    if refers_to_session(s, query, q_terms, win_files):
+    if refers_to_session(index, query, q_terms, win_files):
         lam["recency"] = RECENCY_SESSION
     in_use = [c for c in CHANNELS if c not in p.ablate and (c != "snippet" or snippets)]
     s_max = sum(lam[c] for c in in_use) / (RRF_K + 1)
 
     names = [c for c in CHANNELS if c in ranked]
-    cand = np.unique(np.concatenate([ranked[c][0] for c in names]))
+    if not names:
+        return None
+    mark = np.zeros(s.n_res, np.bool_)
+    for c in names:
+        mark[ranked[c][0]] = True
+    cand = np.flatnonzero(mark)
     pos = np.empty(s.n_res, np.int64)
     pos[cand] = np.arange(cand.size)
     ranks = np.zeros((len(names), cand.size), np.int64)
@@ -254,19 +301,38 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
     K.rrf_fuse(ranks, np.asarray([lam[c] for c in names]), gam, RRF_K, scores)
     conf = scores / s_max
     keep = np.flatnonzero(conf >= p.min_confidence)
-    order = keep[np.lexsort((cand[keep], -scores[keep]))][:limit]
+    order = keep[np.lexsort((cand[keep], -scores[keep]))]
+    return Ranking(cand, scores, conf, order, names, ranks, parent)
 
+
+def rank_ids(index: Index, query: str, *, limit: int = 10, **kw) -> np.ndarray:
+    """Resource ids of the best files, best first (replay's fast path; no Result objects)."""
+    r = rank(index, query, **kw)
+    if r is None:
+        return np.zeros(0, np.int64)
+    return r.cand[r.order[:limit]]
+
+
+def recall(index: Index, query: str, *, project: str | None = None, session: str | None = None,
+           limit: int = 10, now: float | None = None, params: Params | None = None,
+           snippets: dict | None = None) -> list[Result]:
+    """Ranked files for `query` with their evidence; empty when nothing is relevant."""
+    r = rank(index, query, project=project, session=session, now=now, params=params,
+             snippets=snippets)
+    if r is None:
+        return []
+    s = index.state
     out = []
-    for i in order.tolist():
-        rid = int(cand[i])
-        chans = {c: int(ranks[ci, i]) for ci, c in enumerate(names) if ranks[ci, i] > 0}
+    for i in r.order[:limit].tolist():
+        rid = int(r.cand[i])
+        chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names) if r.ranks[ci, i] > 0}
         via = via_edge = None
-        if parent is not None and parent[rid] >= 0:
-            src = int(parent[rid])
+        if r.parent is not None and r.parent[rid] >= 0:
+            src = int(r.parent[rid])
             weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
             via_edge = (s.res_key[src], s.res_key[rid], weight)
             via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
-        out.append(Result(s.res_key[rid], float(min(1.0, conf[i])), float(scores[i]),
+        out.append(Result(s.res_key[rid], float(min(1.0, r.conf[i])), float(r.scores[i]),
                           chans, via, via_edge))
     return out
 

@@ -95,6 +95,7 @@ class State:
         self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet consolidated
         self._pend_c = np.zeros(PENDING, np.int64)
         self._pend_n = 0
+        self._pend_by_term: dict[int, list[int]] = {}
         self.doclen = np.zeros(0, np.float64)  # context-term count per resource
         self.proj_files: dict[str, list[int]] = {}
         # clocks
@@ -173,9 +174,15 @@ class State:
     def _ctx_add(self, rid: int, term: str) -> None:
         if self._pend_n == PENDING:
             self._consolidate()
+        tid = self._term(term)
         self._pend_r[self._pend_n] = rid
-        self._pend_c[self._pend_n] = self._term(term)
+        self._pend_c[self._pend_n] = tid
         self._pend_n += 1
+        lst = self._pend_by_term.get(tid)
+        if lst is None:
+            self._pend_by_term[tid] = [rid]
+        else:
+            lst.append(rid)
         self.doclen[rid] += 1.0
 
     def _consolidate(self) -> None:
@@ -193,6 +200,7 @@ class State:
             base.sort_indices()
         self._ctx = base
         self._pend_n = 0
+        self._pend_by_term.clear()
 
     def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         """(resource ids, term frequency) of one context term, pending additions included."""
@@ -202,10 +210,10 @@ class State:
             rows, tf = csc.indices[lo:hi].astype(np.int64), csc.data[lo:hi].astype(np.float64)
         else:
             rows, tf = np.zeros(0, np.int64), np.zeros(0)
-        n = self._pend_n
-        if n:
-            extra = self._pend_r[:n][self._pend_c[:n] == tid]
-            if extra.size:
+        extra = self._pend_by_term.get(tid)
+        if extra:
+            extra = np.asarray(extra, np.int64)
+            if True:
                 rows = np.concatenate([rows, extra])
                 tf = np.concatenate([tf, np.ones(extra.size)])
                 rows, inv = np.unique(rows, return_inverse=True)
@@ -295,7 +303,11 @@ class State:
             ctx = np.empty(3 * len(q_tool), np.int64)
             nxt = np.empty(3 * len(q_tool), np.int64)
             c = K.ngram_pairs(q_sess, q_tool, self.last3, self.last3_len, ctx, nxt)
-            if c:
+            if 0 < c <= 256:
+                for cx, nx in zip(ctx[:c].tolist(), nxt[:c].tolist()):
+                    d = self.ngrams.setdefault(cx, {})
+                    d[nx] = d.get(nx, 0) + 1
+            elif c:
                 pairs = np.stack([ctx[:c], nxt[:c]], axis=1)
                 uniq, counts = np.unique(pairs, axis=0, return_counts=True)
                 for (cx, nx), cnt in zip(uniq.tolist(), counts.tolist()):

@@ -1,0 +1,335 @@
+"""The common shape of a loaded trajectory, and the bookkeeping every loader shares.
+
+A loader reads one agent's trajectory format and yields :class:`Task` objects: the task
+(SWE-bench-style id, repository, PR number, issue text) and its steps as *raw record dicts*,
+the schema ``brainbox record --jsonl`` accepts (``session``, ``cwd``, ``project``, ``tool``,
+``files``, ``error``, ``exit_code``, ``at``, ``prompt``, ``command``, ``args``, ``kind``,
+``action``); ``brainbox.events.normalize()`` turns them into stored events. Every event
+carries every key (``None`` when unknown), so consumers need no ``.get``.
+
+Paths. Each loader maps the agent's paths into one in-container project root (``/testbed``,
+``/workspace/astropy__astropy__5.0``, ``/fasterxml__jackson-databind``) and emits absolute
+paths under it; paths outside the root (scratch files in ``/tmp``, ``/workspace``, the
+benchmark harness's own files) are dropped here already, so an event's ``files`` are always
+inside ``project``.
+
+Gold sets. ``gold_read`` / ``gold_edit`` are project-relative paths the task read / edited,
+taken from the events with each file's own action (a shell step ``cp a b`` reads ``a`` and
+edits ``b``; the event's single ``action`` is ``edit``). Searches that name a file (``grep
+pat f.py``, ``search_file``) count as reads; running a script (``python x.py``) reads it.
+A file tool that failed (``Read`` of a missing file, an ``Edit`` whose string was not found,
+an editor ``ERROR:``) adds nothing to gold; a failed shell step drops only the files its
+error text names as missing ("No such file", "can't read"), because a compound command's
+exit status belongs to its last part. ``created`` holds files whose first touch in the task
+was an edit (new scratch scripts such as ``reproduce_issue.py`` land there as well as in
+``gold_edit``), for a replay that wants to leave them out.
+
+Bad input never stops a load: a task whose file is truncated, not JSON, or lacks a field
+is skipped with a :class:`TrajectoryWarning` naming the file (and line, when there is one).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from brainbox import shell as _shell
+
+__all__ = [
+    "Task",
+    "TaskBuilder",
+    "TrajectoryWarning",
+    "clip",
+    "parse_task_id",
+    "to_unix",
+    "warn_skip",
+]
+
+MAX_COMMAND = 4000  # characters of a command kept (heredoc bodies make some 20k+)
+MAX_ERROR = 2000  # characters of error text kept: the tail, where the exception is
+MAX_ARGS = 500
+
+_ID = re.compile(r"^(?P<owner>.+?)__(?P<name>.+)-(?P<pr>\d+)$")
+
+
+class TrajectoryWarning(UserWarning):
+    """A task (or line) of a trajectory file was skipped."""
+
+
+def warn_skip(path, reason: str, line: int | None = None) -> None:
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    warnings.warn(f"{where}: {reason}", TrajectoryWarning, stacklevel=3)
+
+
+def parse_task_id(task_id: str) -> tuple[str, int]:
+    """``'sympy__sympy-20590'`` -> ``('sympy/sympy', 20590)``; raises ``ValueError``."""
+    m = _ID.match(task_id or "")
+    if not m:
+        raise ValueError(f"not a SWE-bench-style task id: {task_id!r}")
+    return f"{m['owner']}/{m['name']}", int(m["pr"])
+
+
+def to_unix(ts) -> float | None:
+    """ISO 8601 string or number -> unix seconds (float); ``None`` when unreadable."""
+    if ts is None or isinstance(ts, bool):
+        return None
+    if isinstance(ts, (int, float)):
+        return float(ts)
+    try:
+        s = str(ts).strip()
+        if s.endswith("Z"):
+            s = s[:-1] + "+00:00"
+        dt = datetime.fromisoformat(s)
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=UTC)
+        return dt.timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+def clip(text, limit: int, tail: bool = False) -> str | None:
+    if text is None:
+        return None
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return ("…" + text[-(limit - 1) :]) if tail else (text[: limit - 1] + "…")
+
+
+@dataclass
+class Task:
+    """One agent run on one task, ready for replay.
+
+    ``events`` are raw record dicts in order, without the task-description prompt (the
+    replay adds it). ``gold_read``/``gold_edit``/``created`` are project-relative paths.
+    ``meta`` holds format-specific extras (exit status, resolved flag, model, ...).
+    """
+
+    id: str
+    repo: str
+    order: int
+    description: str
+    events: list[dict]
+    gold_read: set[str]
+    gold_edit: set[str]
+    source: str
+    path: str
+    project: str = ""
+    created: set[str] = field(default_factory=set)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def tool_events(self) -> list[dict]:
+        return [e for e in self.events if e["kind"] == "tool"]
+
+
+_MISSING = re.compile(
+    r"No such file|can't read|cannot open|cannot access|not found|does not exist", re.IGNORECASE
+)
+
+
+class TaskBuilder:
+    """Collects a task's events and gold sets while a loader walks its steps.
+
+    ``aliases`` maps other spellings of the project root to it (OpenHands mounts the same
+    checkout as ``/testbed`` and ``/workspace/<repo>__<version>``).
+    """
+
+    def __init__(self, session: str, project: str, aliases: tuple[str, ...] = ()):
+        self.session = session
+        self.project = project.rstrip("/") or "/"
+        self.aliases = tuple(a.rstrip("/") for a in aliases if a and a.rstrip("/") != self.project)
+        self.events: list[dict] = []
+        self.gold_read: set[str] = set()
+        self.gold_edit: set[str] = set()
+        self.created: set[str] = set()
+        self._touched: set[str] = set()
+        self._scripts: dict[str, str] = {}  # absolute path -> text the agent wrote into it
+
+    # -- paths
+    def absolute(self, path: str, cwd: str | None = None) -> str | None:
+        """``path`` as an absolute path under the project root, or ``None`` if outside."""
+        if not path or not isinstance(path, str):
+            return None
+        p = path.strip()
+        if p.startswith("~"):
+            return None
+        if not p.startswith("/"):
+            p = posixpath.join(cwd or self.project, p)
+        p = posixpath.normpath(p)
+        if p.startswith("//"):
+            p = "/" + p.lstrip("/")
+        for a in self.aliases:
+            if p == a or p.startswith(a + "/"):
+                p = self.project + p[len(a) :]
+                break
+        return p if self.rel(p) else None
+
+    def rel(self, abs_path: str) -> str | None:
+        root = self.project
+        if root == "/":
+            return abs_path.lstrip("/") or None
+        if abs_path.startswith(root + "/") and len(abs_path) > len(root) + 1:
+            return abs_path[len(root) + 1 :]
+        return None
+
+    def map_cwd(self, cwd: str | None) -> str:
+        if not cwd:
+            return self.project
+        p = posixpath.normpath(cwd)
+        for a in self.aliases:
+            if p == a or p.startswith(a + "/"):
+                return self.project + p[len(a) :]
+        return p
+
+    # -- events
+    def tool(
+        self,
+        tool: str,
+        *,
+        files=(),
+        action: str = "other",
+        cwd: str | None = None,
+        at=None,
+        error: str | None = None,
+        exit_code: int | None = None,
+        command: str | None = None,
+        args: str | None = None,
+        file_tool: bool = False,
+    ) -> dict:
+        """Record one tool call. ``files`` are ``(path, action)`` pairs (absolute, or
+        relative to ``cwd``); outside paths are dropped. ``file_tool``: the step is a
+        dedicated file tool, so an error means none of its files were touched."""
+        cwd = self.map_cwd(cwd)
+        out, seen = [], set()
+        for path, fact in files:
+            ap = self.absolute(path, cwd)
+            if ap is None:
+                continue
+            rel = self.rel(ap)
+            if ap not in seen:
+                seen.add(ap)
+                out.append(ap)
+            failed = bool(error) and (
+                file_tool
+                or (posixpath.basename(rel) in error and _MISSING.search(error) is not None)
+            )
+            if failed:
+                continue
+            if rel not in self._touched:
+                self._touched.add(rel)
+                if fact == "edit":
+                    self.created.add(rel)
+            if fact == "edit":
+                self.gold_edit.add(rel)
+            elif fact in ("read", "search"):
+                self.gold_read.add(rel)
+        ev = {
+            "session": self.session,
+            "cwd": cwd,
+            "project": self.project,
+            "tool": tool,
+            "files": out,
+            "error": clip(error, MAX_ERROR, tail=True) if error else None,
+            "exit_code": exit_code,
+            "at": at,
+            "prompt": None,
+            "command": clip(command, MAX_COMMAND),
+            "args": clip(args, MAX_ARGS) if args else None,
+            "kind": "tool",
+            "action": action,
+        }
+        self.events.append(ev)
+        return ev
+
+    def note_file(self, path: str, text, cwd: str | None = None) -> None:
+        """Remember the text the agent wrote into ``path`` (a Write/create of a script), so
+        running it later (``python fix.py``) adds the files the script opens."""
+        ap = posixpath.normpath(posixpath.join(self.map_cwd(cwd), path)) if path else None
+        if ap and isinstance(text, str) and ap.endswith(".py"):
+            self._scripts[ap] = text
+
+    def shell(
+        self,
+        command: str,
+        *,
+        cwd: str | None = None,
+        at=None,
+        error: str | None = None,
+        exit_code: int | None = None,
+        path_map=None,
+        shown: str | None = None,
+    ) -> dict:
+        """Record one shell step through :func:`brainbox.shell.describe`. ``path_map``
+        rewrites each resolved path (the Claude Code loader collapses nested checkouts);
+        ``shown`` is the command text to record when it differs from the parsed one.
+        Scripts written by heredoc are remembered; running a remembered Python script adds
+        the files it opens (agents often patch files that way)."""
+        cwd = self.map_cwd(cwd)
+        command = command if isinstance(command, str) else ""
+        d = _shell.describe(command, cwd)
+        pm = path_map or (lambda p: p)
+        files = [(pm(p), a) for p, a in d["files"]]
+        for path, body in d["writes"]:
+            self.note_file(pm(path), body)
+        for script, here in d["runs"]:
+            body = self._scripts.get(pm(script))
+            if body:
+                base = pm(here) if here else cwd
+                files += [
+                    (pm(posixpath.normpath(posixpath.join(base, p))), a)
+                    for p, a in _shell.python_files(body)
+                ]
+        action = d["action"]
+        if action != "edit" and any(a == "edit" for _, a in files):
+            action = "edit"
+        return self.tool(
+            d["tool"],
+            files=files,
+            action=action,
+            cwd=cwd,
+            at=at,
+            error=error,
+            exit_code=exit_code,
+            command=shown if shown is not None else command,
+            args=d["terms"],
+        )
+
+    def prompt(self, text: str, *, at=None, cwd: str | None = None) -> dict:
+        ev = {
+            "session": self.session,
+            "cwd": self.map_cwd(cwd),
+            "project": self.project,
+            "tool": None,
+            "files": [],
+            "error": None,
+            "exit_code": None,
+            "at": at,
+            "prompt": text,
+            "command": None,
+            "args": None,
+            "kind": "prompt",
+            "action": None,
+        }
+        self.events.append(ev)
+        return ev
+
+    def task(self, task_id: str, description: str, source: str, path, meta=None) -> Task:
+        repo, order = parse_task_id(task_id)
+        return Task(
+            id=task_id,
+            repo=repo,
+            order=order,
+            description=description,
+            events=self.events,
+            gold_read=set(self.gold_read),
+            gold_edit=set(self.gold_edit),
+            source=source,
+            path=str(path),
+            project=self.project,
+            created=set(self.created),
+            meta=dict(meta or {}),
+        )
