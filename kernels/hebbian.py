@@ -1,0 +1,235 @@
+"""Windowed Hebbian learning and maintenance (DESIGN §4.1, §4.2).
+
+State lives in flat arrays owned by the caller (the engine grows them and persists them):
+
+- nodes (length N): ``n`` int64 access count, ``m`` float64 reinforcement, ``act`` float64
+  activation, ``last`` float64 last access time, ``hist`` float64[N, 50] ring buffer of access
+  times (slot ``hist_len % 50``), ``hist_len`` int64 accesses ever recorded, ``deg`` int64
+  out-degree, ``kind`` int8 (0 file, 1 tool, 2 error);
+- session windows (S rows): ``win`` int64[S, 25] last distinct resources, oldest first,
+  ``win_len`` int64[S];
+- edges (capacity E, the first ``n_edges[0]`` used, in creation order): ``esrc``/``edst``
+  int64, ``ew`` float32 weight, ``ecount`` int64 co-access count, ``etime`` float64 last update;
+- an open-addressing hash (key ``src * 2**31 + dst`` -> edge index): ``hkeys`` int64[H]
+  (H a power of two, -1 empty), ``hslot`` int64[H]; linear probing, load kept <= 1/2.
+
+The hash mixes 32-bit lanes with multipliers below 2**27 (Mueller's integer hash), so no
+product ever overflows int64: the same code gives the same table compiled and under
+``NUMBA_DISABLE_JIT=1`` (numpy scalars would warn on a wrapping splitmix64). Edges are never
+deleted from the table; pruning compacts the edge arrays and rebuilds the table.
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+
+KIND_FILE, KIND_TOOL, KIND_ERROR = 0, 1, 2
+WINDOW = 25  # distinct resources per session window
+HIST = 50  # access times kept per resource
+HUB_DEGREE = 20  # more associations than this halves the step
+HUB_FACTOR = 0.5
+ETA, ETA_ERROR = 0.1, 0.2
+D_FORWARD, D_REVERSE = 1.0, 0.5
+GATE_SLOPE, GATE_MID = 8.0, 0.5
+M_RATE, M_MAX, M_FLOOR = 0.02, 0.95, 0.1
+DECAY_ACT, DECAY_M, DECAY_W = 0.85, 0.995, 0.98  # per day
+PRUNE_BELOW = 0.05
+N_KEY = 1 << 31  # hash key = src * N_KEY + dst
+RESERVE = 2 * WINDOW  # most edges one touch can create
+EMPTY = -1
+
+
+@jit
+def _mix32(x):
+    """Mix a value in [0, 2**32) to [0, 2**32); products stay below 2**59."""
+    x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
+    x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
+    return (x >> 16) ^ x
+
+
+@jit
+def _home(key):
+    """Hash of an edge key ``src * 2**31 + dst`` (both below 2**31): its home slot before masking."""
+    return _mix32(_mix32(key >> 31) ^ (key & 0x7FFFFFFF))
+
+
+# The probe loop is written out in each kernel rather than factored into a helper taking the
+# arrays: numba increments and decrements the reference count of every array passed to a call
+# (atomic operations, even when inlined), which made fold_touches 2-3x slower (measured).
+
+
+@jit
+def find_edge(hkeys, hslot, src, dst):
+    """Index of edge ``src -> dst``, or -1 if absent. Read-only on both arrays."""
+    key = src * N_KEY + dst
+    mask = hkeys.shape[0] - 1
+    j = _home(key) & mask
+    for _ in range(hkeys.shape[0]):  # bounded: a full table without the key ends the loop
+        k = hkeys[j]
+        if k == key:
+            return hslot[j]
+        if k == EMPTY:
+            return -1
+        j = (j + 1) & mask
+    return -1
+
+
+@jit
+def rebuild_hash(esrc, edst, n_edges, hkeys, hslot):
+    """Clear ``hkeys`` to -1 and insert edges ``0..n_edges-1`` (after growth or pruning).
+
+    esrc, edst: int64[E] (read only); hkeys, hslot: int64[H], H a power of two and at least
+    ``n_edges + 1`` (the engine keeps H >= 2 * E), written in place.
+    """
+    hkeys[:] = EMPTY
+    mask = hkeys.shape[0] - 1
+    for e in range(n_edges):
+        key = esrc[e] * N_KEY + edst[e]
+        j = _home(key) & mask
+        while hkeys[j] != EMPTY:
+            j = (j + 1) & mask
+        hkeys[j] = key
+        hslot[j] = e
+
+
+@jit
+def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist_len, deg,
+                 win, win_len, hkeys, hslot, esrc, edst, ew, ecount, etime, n_edges):
+    """Fold touches ``start..T-1`` into node, window and edge state (DESIGN §4.1).
+
+    Inputs (read only): t_sess int64[T] session row in ``win``, t_res int64[T] resource id,
+    t_time float64[T], kind int8[N]. Everything else is state (see the module docstring),
+    updated in place; ``n_edges`` is int64[1].
+
+    Per touch of v in session s at time t: update v's node (count, reinforcement,
+    activation 1, last time, history); for each u of the window without v, oldest first at
+    position i of L, step u -> v with ``eta p h`` and v -> u with ``eta p h / 2``, where
+    ``p = (i+1)/L``, ``h = 0.5`` if deg[u] or deg[v] > 20 (read once per u, before its two
+    steps), ``eta = 0.2`` if u or v is an error else 0.1; then move v to the window's end.
+    The step is ``delta = eta p h d g(w)``, ``w <- min(1, w + delta (1 - w))`` in float64,
+    stored as float32; a new edge starts from w = 0 and increments ``deg[src]``.
+
+    Returns the index of the first touch not processed: T when done, or an earlier i when
+    fewer than 50 edge slots remain (``n_edges + 50 > min(E, H // 2)``); the caller then
+    grows the edge arrays and the hash (``rebuild_hash``) and calls again with start=i. The
+    result does not depend on how the touches are split into calls.
+    """
+    T = t_res.shape[0]
+    cap = min(esrc.shape[0], hkeys.shape[0] // 2)
+    mask = hkeys.shape[0] - 1
+    for i in range(start, T):
+        if n_edges[0] + RESERVE > cap:
+            return i
+        s = t_sess[i]
+        v = t_res[i]
+        t = t_time[i]
+
+        # 1. the node
+        nv = n[v]
+        if nv == 0:
+            n[v] = 1
+            m[v] = 0.0
+        else:
+            m[v] += M_RATE * (1.0 - m[v] / M_MAX) * max(1.0 / math.sqrt(max(nv, 1)), M_FLOOR)
+            n[v] = nv + 1
+        act[v] = 1.0
+        last[v] = t
+        hist[v, hist_len[v] % HIST] = t
+        hist_len[v] += 1
+
+        # 2. remove v from the window (shift in place), then learn from what remains
+        L = win_len[s]
+        j = 0
+        while j < L and win[s, j] != v:
+            j += 1
+        if j < L:
+            for q in range(j, L - 1):
+                win[s, q] = win[s, q + 1]
+            L -= 1
+        v_error = kind[v] == KIND_ERROR
+        for q in range(L):
+            u = win[s, q]
+            p = (q + 1) / L
+            h = HUB_FACTOR if (deg[u] > HUB_DEGREE or deg[v] > HUB_DEGREE) else 1.0
+            eta = ETA_ERROR if (v_error or kind[u] == KIND_ERROR) else ETA
+            c = eta * p * h
+            for r in range(2):  # earlier -> later (d = 1), then the reverse (d = 1/2)
+                if r == 0:
+                    src, dst, d = u, v, D_FORWARD
+                else:
+                    src, dst, d = v, u, D_REVERSE
+                key = src * N_KEY + dst
+                slot = _home(key) & mask
+                while hkeys[slot] != key and hkeys[slot] != EMPTY:
+                    slot = (slot + 1) & mask
+                if hkeys[slot] == key:
+                    e = hslot[slot]
+                    w = np.float64(ew[e])
+                else:
+                    e = n_edges[0]
+                    n_edges[0] = e + 1
+                    hkeys[slot] = key
+                    hslot[slot] = e
+                    esrc[e] = src
+                    edst[e] = dst
+                    ecount[e] = 0
+                    deg[src] += 1
+                    w = 0.0
+                g = 1.0 / (1.0 + math.exp(GATE_SLOPE * (w - GATE_MID)))
+                ew[e] = min(1.0, w + c * d * g * (1.0 - w))
+                ecount[e] += 1
+                etime[e] = t
+
+        # 3. v becomes the newest; a full window drops its oldest
+        if L == WINDOW:
+            for q in range(L - 1):
+                win[s, q] = win[s, q + 1]
+            L -= 1
+        win[s, L] = v
+        win_len[s] = L + 1
+    return T
+
+
+@jit
+def decay_state(act, m, ew, n_edges, days, keep):
+    """Apply ``days`` (may be fractional) of decay in place and mark edges to keep.
+
+    act, m: float64[N] scaled by 0.85**days and 0.995**days; ew: float32[E], the first
+    ``n_edges`` scaled by 0.98**days (computed in float64, stored as float32); keep: bool[>=
+    n_edges] out, ``keep[e] = ew[e] >= 0.05`` after decay (entries past n_edges untouched).
+    """
+    fa = DECAY_ACT**days
+    fm = DECAY_M**days
+    fw = DECAY_W**days
+    for i in range(act.shape[0]):
+        act[i] *= fa
+    for i in range(m.shape[0]):
+        m[i] *= fm
+    for e in range(n_edges):
+        ew[e] = np.float64(ew[e]) * fw
+        keep[e] = ew[e] >= PRUNE_BELOW
+
+
+@jit
+def compact_edges(keep, esrc, edst, ew, ecount, etime, deg, n_edges):
+    """Move kept edges to the front (order preserved); return the new edge count.
+
+    keep: bool[>= n_edges] (read only); esrc, edst, ew, ecount, etime: edge arrays, written
+    in place (entries past the new count are left as they were); deg: int64[N], decremented
+    at the source of every dropped edge. The caller must then call ``rebuild_hash``.
+    """
+    k = 0
+    for e in range(n_edges):
+        if keep[e]:
+            if k != e:
+                esrc[k] = esrc[e]
+                edst[k] = edst[e]
+                ew[k] = ew[e]
+                ecount[k] = ecount[e]
+                etime[k] = etime[e]
+            k += 1
+        else:
+            deg[esrc[e]] -= 1
+    return k
