@@ -125,3 +125,19 @@ def test_demo_runs_and_reports(tmp_path):
     assert data["recalls"][-1]["results"] == []  # the nonsense query
     assert any(r["results"] for r in data["recalls"][:-1])
     assert len(data["predict"]) == 3
+
+
+def test_warmup_fills_the_numba_cache_and_a_fresh_process_loads_it(tmp_path):
+    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    first = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "warmup", "--json"],
+                           capture_output=True, text=True, env=env)
+    assert first.returncode == 0, first.stderr
+    assert len(json.loads(first.stdout)["kernels"]) >= 8
+    cached = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.nb*")}
+    assert len([p for p in cached if p.suffix == ".nbi"]) >= 5
+    # a second process loads every kernel from the cache: nothing is compiled or rewritten
+    second = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "warmup", "--json"],
+                            capture_output=True, text=True, env=env)
+    assert second.returncode == 0
+    again = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.nb*")}
+    assert again == cached
