@@ -82,6 +82,7 @@ class Index:
         self._mask: dict = {}
         self._queries: dict[str, list[str]] = {}
         self._paths: dict[int, frozenset] = {}
+        self._scratch = np.zeros(0)
 
     def refresh(self):
         s = self.state
@@ -90,6 +91,12 @@ class Index:
             self.is_file = kinds == FILE
             self.blocked = kinds == TOOL
             self.n_res = s.n_res
+
+    def scratch(self) -> np.ndarray:
+        """A zeroed float64 work array over resources (callers leave it zeroed)."""
+        if self._scratch.shape[0] < self.n_res:
+            self._scratch = np.zeros(max(self.n_res, 2 * self._scratch.shape[0]))
+        return self._scratch
 
     def project_mask(self, project: str | None) -> np.ndarray:
         """Boolean mask over resources: files of `project` (all files when None)."""
@@ -155,10 +162,20 @@ def bm25(index: Index, q_terms: list[str], files: np.ndarray, in_proj: np.ndarra
     avgdl = float(doclen[files].mean()) or 1.0
     score = np.zeros(s.n_res)
     matched = np.zeros(s.n_res)
+    scratch = index.scratch()
     for tid in tids:
-        rows, tf = s.postings(tid)
+        rows, tf, p_rows, p_tf = s.postings(tid)
         keep = in_proj[rows]
-        rows, tf = rows[keep], tf[keep]
+        rows, tf = rows[keep].astype(np.int64), tf[keep].astype(np.float64)
+        if p_rows.size:
+            keep = in_proj[p_rows]
+            p_rows, p_tf = p_rows[keep], p_tf[keep]
+            scratch[rows] = tf
+            fresh = p_rows[scratch[p_rows] == 0]
+            scratch[p_rows] += p_tf
+            rows = np.concatenate([rows, fresh])
+            tf = scratch[rows]
+            scratch[rows] = 0.0
         if rows.size == 0:
             continue
         idf = math.log(1.0 + (n_docs - rows.size + 0.5) / (rows.size + 0.5))

@@ -36,8 +36,12 @@ KIND_NAMES = {FILE: "file", TOOL: "tool", ERROR: "error"}
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
-PENDING = 4096  # context-term additions buffered before consolidating into the CSC matrix
+PENDING = 1024  # context-term additions buffered before consolidating into the CSC matrix
 DAY = 86400.0
+
+
+_EMPTY_I = np.zeros(0, np.int64)
+_EMPTY_F = np.zeros(0, np.float64)
 
 
 def _grow(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
@@ -95,7 +99,7 @@ class State:
         self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet consolidated
         self._pend_c = np.zeros(PENDING, np.int64)
         self._pend_n = 0
-        self._pend_by_term: dict[int, list[int]] = {}
+        self._pend_by_term: dict[int, dict[int, int]] = {}
         self.doclen = np.zeros(0, np.float64)  # context-term count per resource
         self.proj_files: dict[str, list[int]] = {}
         # clocks
@@ -178,11 +182,11 @@ class State:
         self._pend_r[self._pend_n] = rid
         self._pend_c[self._pend_n] = tid
         self._pend_n += 1
-        lst = self._pend_by_term.get(tid)
-        if lst is None:
-            self._pend_by_term[tid] = [rid]
+        d = self._pend_by_term.get(tid)
+        if d is None:
+            self._pend_by_term[tid] = {rid: 1}
         else:
-            lst.append(rid)
+            d[rid] = d.get(rid, 0) + 1
         self.doclen[rid] += 1.0
 
     def _consolidate(self) -> None:
@@ -202,25 +206,20 @@ class State:
         self._pend_n = 0
         self._pend_by_term.clear()
 
-    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
-        """(resource ids, term frequency) of one context term, pending additions included."""
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A context term's postings: (consolidated rows, tf) and (pending rows, tf); the
+        two row sets may overlap, and the caller sums them."""
         csc = self._ctx
         if tid < csc.shape[1]:
             lo, hi = csc.indptr[tid], csc.indptr[tid + 1]
-            rows, tf = csc.indices[lo:hi].astype(np.int64), csc.data[lo:hi].astype(np.float64)
+            rows, tf = csc.indices[lo:hi], csc.data[lo:hi]
         else:
-            rows, tf = np.zeros(0, np.int64), np.zeros(0)
+            rows, tf = _EMPTY_I, _EMPTY_F
         extra = self._pend_by_term.get(tid)
-        if extra:
-            extra = np.asarray(extra, np.int64)
-            if True:
-                rows = np.concatenate([rows, extra])
-                tf = np.concatenate([tf, np.ones(extra.size)])
-                rows, inv = np.unique(rows, return_inverse=True)
-                tf = np.bincount(inv, weights=tf)
-        return rows, tf
-
-    # --- folding ---------------------------------------------------------------------
+        if not extra:
+            return rows, tf, _EMPTY_I, _EMPTY_F
+        return (rows, tf, np.fromiter(extra.keys(), np.int64, len(extra)),
+                np.fromiter(extra.values(), np.float64, len(extra)))
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
