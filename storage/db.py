@@ -183,18 +183,17 @@ def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: 
 
 def migrate(conn) -> list[str]:
     """Apply pending migrations, each in one transaction with its record row."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations "
-        "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
-    )
-    done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
     applied = []
     for i, (name, fn) in enumerate(MIGRATIONS, start=1):
-        if name in done:
-            continue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Another process may have migrated between our read and the lock.
+            # Created inside the first migration's transaction, so no other process ever
+            # sees a half-made database (a lone schema_migrations table); and another
+            # process may have migrated between our version check and the lock.
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+            )
             if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
                 conn.execute("ROLLBACK")
                 continue

@@ -1,0 +1,236 @@
+"""Agent integration commands, registered on the click app by `register(cli)`:
+`hook` (help only: `entry.py` runs hooks without click), `serve`, `install`, `uninstall`,
+`doctor`, `mcp` and `import`.
+
+Installed hook commands name brainbox by an absolute path when one can be found (the
+`brainbox` script next to this Python, else on PATH), so the agent's environment need not
+have brainbox on its PATH; `--command` overrides it. Without any script the command is
+`<python> -m brainbox.cli.entry`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import click
+from brainbox.cli.app import emit
+
+
+def default_command() -> str:
+    here = Path(sys.executable).with_name("brainbox")
+    if here.exists() and os.access(here, os.X_OK):
+        return shlex.quote(str(here))
+    found = shutil.which("brainbox")
+    if found:
+        return shlex.quote(os.path.abspath(found))
+    return f"{shlex.quote(sys.executable)} -m brainbox.cli.entry"
+
+
+def _agents(claude: bool, codex: bool, both_default: bool) -> list[str]:
+    picked = [a for a, on in (("claude", claude), ("codex", codex)) if on]
+    if not picked and both_default:
+        picked = ["claude", "codex"]
+    return picked
+
+
+def _target(agent: str, user: bool, project: str | None) -> Path:
+    from brainbox.cli import install as inst
+
+    if agent == "claude":
+        return inst.claude_settings_path(user=project is None, project=project)
+    return inst.codex_config_path(user=project is None, project=project)
+
+
+def register(cli) -> None:
+    @cli.command(context_settings={"ignore_unknown_options": True})
+    @click.argument("agent", type=click.Choice(["claude", "codex"]))
+    @click.argument("event")
+    def hook(agent, event):
+        """Run one agent hook: read the agent's JSON payload on stdin.
+
+        \b
+        EVENT: PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop,
+        SessionEnd. Always exits 0; failures go to $BRAINBOX_HOME/hook-errors.log.
+        Installed by `brainbox install`; not meant to be run by hand.
+        """
+        from brainbox.cli.hooks import main
+
+        sys.exit(main([agent, event]))
+
+    @cli.command()
+    @click.option("--status", "show_status", is_flag=True, help="Is a daemon running?")
+    @click.option("--stop", "do_stop", is_flag=True, help="Stop the running daemon.")
+    @click.option("--detach", is_flag=True, help="Start it in the background and return.")
+    @click.option("--idle", type=float, default=None,
+                  help="Exit after this many idle seconds (default $BRAINBOX_DAEMON_IDLE "
+                       "or 1800).")
+    @click.option("--json", "as_json", is_flag=True)
+    def serve(show_status, do_stop, detach, idle, as_json):
+        """The resident daemon: keeps the memory warm for the prompt hooks.
+
+        \b
+        Example:
+          brainbox serve --detach
+          brainbox serve --status --json
+        """
+        from brainbox.cli import daemon
+
+        if show_status:
+            data = daemon.status()
+            emit(data, as_json, lambda d: click.echo(
+                f"running, pid {d['pid']}, socket {d['socket']}" if d["running"]
+                else ("starting" if d.get("starting") else "not running")))
+            return
+        if do_stop:
+            data = daemon.stop()
+            emit(data, as_json, lambda d: click.echo(
+                "stopped" if d["stopped"] else ("not running" if not d["was_running"]
+                                                else "could not stop it")))
+            return
+        if detach:
+            started = daemon.spawn(force=True)
+            data = {"started": started, **daemon.status()}
+            emit(data, as_json, lambda d: click.echo(
+                "starting in the background" if d["started"] else "already running"))
+            return
+        rc = daemon.serve(idle=idle)
+        if rc == 3:
+            click.echo("brainbox: a daemon already serves this BRAINBOX_HOME", err=True)
+        sys.exit(0)
+
+    @cli.command()
+    @click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks).")
+    @click.option("--codex", is_flag=True, help="Codex CLI (config.toml hooks).")
+    @click.option("--user", is_flag=True, help="The user's settings (the default).")
+    @click.option("--project", "project_dir", type=click.Path(file_okay=False),
+                  help="A project's settings (DIR/.claude/settings.json).")
+    @click.option("--command", "command", help="How hooks call brainbox (default: its path).")
+    @click.option("--json", "as_json", is_flag=True)
+    def install(claude, codex, user, project_dir, command, as_json):
+        """Register brainbox's hooks with Claude Code and/or Codex.
+
+        \b
+        Example:
+          brainbox install --claude --user
+          brainbox install --codex
+        """
+        from brainbox.cli import install as inst
+
+        agents = _agents(claude, codex, False)
+        if not agents:
+            raise click.UsageError("choose --claude and/or --codex")
+        if user and project_dir:
+            raise click.UsageError("--user and --project exclude each other")
+        command = command or default_command()
+        out = []
+        for agent in agents:
+            path = _target(agent, user, project_dir)
+            fn = inst.install_claude if agent == "claude" else inst.install_codex
+            try:
+                out.append(fn(path, command=command))
+            except ValueError as exc:
+                click.echo(f"brainbox: {exc}", err=True)
+                sys.exit(1)
+        _report(out, as_json, "installed")
+
+    @cli.command()
+    @click.option("--claude", is_flag=True)
+    @click.option("--codex", is_flag=True)
+    @click.option("--user", is_flag=True, help="The user's settings (the default).")
+    @click.option("--project", "project_dir", type=click.Path(file_okay=False))
+    @click.option("--json", "as_json", is_flag=True)
+    def uninstall(claude, codex, user, project_dir, as_json):
+        """Remove exactly brainbox's hooks (both agents unless one is named)."""
+        from brainbox.cli import install as inst
+
+        if user and project_dir:
+            raise click.UsageError("--user and --project exclude each other")
+        out = []
+        for agent in _agents(claude, codex, True):
+            path = _target(agent, user, project_dir)
+            fn = inst.uninstall_claude if agent == "claude" else inst.uninstall_codex
+            try:
+                out.append(fn(path))
+            except ValueError as exc:
+                click.echo(f"brainbox: {exc}", err=True)
+                sys.exit(1)
+        _report(out, as_json, "removed")
+
+    @cli.command()
+    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--no-latency", is_flag=True, help="Skip the test record subprocess.")
+    def doctor(as_json, no_latency):
+        """Check hooks, database, daemon, recent hook errors and record latency."""
+        from brainbox.cli.doctor import human, run_doctor
+
+        data = run_doctor(latency=not no_latency)
+        emit(data, as_json, lambda d: click.echo(human(d)))
+        sys.exit(0 if data["ok"] else 1)
+
+    @cli.command()
+    def mcp():
+        """Serve brainbox's verbs over MCP (stdio). Needs `pip install 'brainbox[mcp]'`."""
+        from brainbox.cli.mcp_server import MissingSDK, run
+
+        try:
+            run()
+        except MissingSDK as exc:
+            click.echo(f"brainbox: {exc}", err=True)
+            sys.exit(1)
+
+    @cli.command("import")
+    @click.argument("agent", type=click.Choice(["claude", "codex"]))
+    @click.argument("path", required=False, type=click.Path())
+    @click.option("--project", help="Only sessions whose working folder is inside P "
+                                    "(and store them under P).")
+    @click.option("--since", help="Only sessions newer than this: 30d, 12h, 2w or a date.")
+    @click.option("--json", "as_json", is_flag=True)
+    @click.pass_context
+    def import_cmd(ctx, agent, path, project, since, as_json):
+        """Import past sessions (incremental: a second run imports only what is new).
+
+        \b
+        Example:
+          brainbox import claude                     # ~/.claude/projects
+          brainbox import codex ~/.codex/sessions --since 30d
+        """
+        from brainbox.cli.transcripts import import_sessions, parse_since
+        from brainbox.storage.db import StoreError, connect
+
+        try:
+            cutoff = parse_since(since)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--since") from None
+        try:
+            conn = connect(ctx.obj.get("db"))
+        except StoreError as exc:
+            click.echo(f"brainbox: {exc}", err=True)
+            sys.exit(1)
+        try:
+            data = import_sessions(agent, path, project=project, since=cutoff, conn=conn)
+        finally:
+            conn.close()
+        if data["files"] == 0:
+            click.echo(f"brainbox: no transcripts under {data['root']}", err=True)
+        emit(data, as_json, lambda d: click.echo(
+            f"imported {d['events']} events ({d['tools']} tool calls, {d['prompts']} prompts) "
+            f"from {d['files_read']} of {d['files']} files"))
+
+
+def _report(results: list[dict], as_json: bool, verb: str) -> None:
+    if as_json:
+        click.echo(json.dumps(results if len(results) != 1 else results[0]))
+        return
+    for r in results:
+        what = r["added"] + r["updated"] if verb == "installed" else r["removed"]
+        state = f"{verb} {', '.join(what)}" if r["changed"] else "nothing to change"
+        click.echo(f"{r['agent']}: {r['path']}: {state}")
+        for w in r.get("warnings") or ():
+            click.echo(f"  warning: {w}", err=True)
+        for n in r.get("notes") or ():
+            click.echo(f"  note: {n}")

@@ -1,0 +1,604 @@
+"""The resident daemon (`brainbox serve`) and its standard-library client.
+
+Why a daemon: a prompt hook is a fresh process, and importing numpy, scipy and the numba
+kernels costs about a second (DESIGN §8), far over the prompt budget. The daemon keeps one
+`Memory` open (state, CSR, jitted kernels warm) and answers over a Unix socket; the hook's
+side of it is `socket` + `json` only (this module's top half imports nothing else).
+
+Protocol: JSON lines over `SOCK_STREAM`. A request is one object `{"op": ..., ...}` ending
+in a newline; the answer is `{"ok": true, "result": ...}` or `{"ok": false, "error": msg}`.
+A connection may carry several requests. Ops: `ping`, `recall`, `predict`, `suggest`
+(the prompt hook's compact list), `start` (the SessionStart list), `sync` (alias `fold`),
+`stats`, `stop`. Every request may name the database it means (`db`); a daemon serving
+another file answers with an error, and the client falls back to working in-process.
+
+Choices:
+- One daemon per BRAINBOX_HOME: `daemon.lock` is held with `fcntl.flock` for the daemon's
+  life (the kernel drops it when the process dies, so a crash never leaves a stale lock).
+  A second `serve` finds the lock held and exits 0 at once.
+- The socket is `$BRAINBOX_HOME/daemon.sock`; when that path is too long for `sun_path`
+  (108 bytes, deep temporary folders reach it) it is `/tmp/brainbox-<uid>/<hash>.sock`.
+- The daemon binds only after it is warm (state loaded, kernels compiled or loaded from
+  the numba cache), so a client that connects gets a fast answer; before that the client
+  sees no daemon and works in-process.
+- Stale socket: a client that cannot connect takes the lock without blocking; if it gets
+  it, no daemon is alive, so it unlinks the socket file and starts one. A spawn marker
+  (`daemon.spawn`, 15 s) keeps a burst of hooks from starting many.
+- Before answering, the daemon drains the hooks' spool, notices deleted events (`forget`
+  makes the count drop: the state is then reloaded from disk) and folds what is new
+  (`Memory.sync()` folds only events past the watermark). It saves the state when idle
+  for 5 s, on `sync`, and on exit, not on every prompt: saving rewrites every array.
+- It exits after `BRAINBOX_DAEMON_IDLE` seconds without a request (default 1800), on
+  SIGTERM/SIGINT, or on `stop`.
+"""
+
+from __future__ import annotations
+
+# The C module, not `socket`: the client is on the prompt hook's path, and `socket.py`
+# costs ~9 ms of enum building at import; `_socket.socket` has every method used here.
+import _socket
+import errno
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+SOCK_NAME = "daemon.sock"
+LOCK_NAME = "daemon.lock"
+INFO_NAME = "daemon.json"
+LOG_NAME = "daemon.log"
+SPAWN_NAME = "daemon.spawn"
+DEFAULT_IDLE = 1800.0
+SAVE_AFTER_IDLE = 5.0
+SPAWN_GUARD = 15.0
+MAX_LINE = 1 << 20
+LOG_MAX = 1 << 20
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def home_dir() -> Path:
+    from brainbox.storage.db import home_dir as _home
+
+    return _home()
+
+
+def db_path() -> str:
+    from brainbox.storage.db import default_db_path
+
+    return os.path.abspath(str(default_db_path()))
+
+
+def socket_path(home: Path | None = None) -> str:
+    home = Path(home) if home is not None else home_dir()
+    path = os.path.abspath(str(home / SOCK_NAME))
+    if len(path.encode()) <= 100:
+        return path
+    import hashlib
+
+    digest = hashlib.sha1(path.encode()).hexdigest()[:16]
+    return f"/tmp/brainbox-{os.getuid()}/{digest}.sock"
+
+
+def idle_seconds() -> float:
+    from brainbox.cli.hooks import config
+
+    try:
+        return max(1.0, float(config("daemon_idle", DEFAULT_IDLE)))
+    except (TypeError, ValueError):
+        return DEFAULT_IDLE
+
+
+# --------------------------------------------------------------------------- client
+
+
+def request(req: dict, timeout: float = 1.0, home: Path | None = None) -> dict | None:
+    """Send one request; the decoded answer, or None when no daemon answered in time."""
+    deadline = time.monotonic() + max(0.001, timeout)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.settimeout(max(0.001, timeout))
+        s.connect(socket_path(home))
+        s.sendall(json.dumps(req, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
+        buf = bytearray()
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            s.settimeout(left)
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+            if len(buf) > MAX_LINE * 8:
+                return None
+        answer = json.loads(bytes(buf))
+        return answer if isinstance(answer, dict) else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()
+
+
+def call(op: str, timeout: float = 1.0, home: Path | None = None, **fields):
+    """`request` for one op: the result, or None (no daemon, timeout, or an error)."""
+    answer = request({"op": op, "db": db_path(), **fields}, timeout, home)
+    if answer and answer.get("ok"):
+        return answer.get("result")
+    return None
+
+
+def _lock_free(home: Path) -> bool:
+    """True when no process holds the daemon lock (so no daemon is alive or starting)."""
+    import fcntl
+
+    try:
+        fd = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    return True
+
+
+def spawn(home: Path | None = None, force: bool = False) -> bool:
+    """Start a detached daemon unless one is alive or was started moments ago."""
+    import subprocess
+
+    home = Path(home) if home is not None else home_dir()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    marker = home / SPAWN_NAME
+    try:
+        if not force and time.time() - marker.stat().st_mtime < SPAWN_GUARD:
+            return False
+    except OSError:
+        pass
+    if not _lock_free(home):
+        return False
+    try:
+        os.unlink(socket_path(home))  # stale: nobody holds the lock
+    except OSError:
+        pass
+    marker.write_text(str(os.getpid()))
+    log = home / LOG_NAME
+    try:
+        if log.stat().st_size > LOG_MAX:
+            os.replace(log, log.with_suffix(".log.1"))
+    except OSError:
+        pass
+    with open(log, "ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "brainbox.cli.daemon", "--serve"],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True, close_fds=True, cwd=str(home),
+        )
+    return True
+
+
+def _lock_pid(home: Path) -> int | None:
+    """The pid the daemon wrote into its lock file when it took the lock."""
+    try:
+        return int((home / LOCK_NAME).read_text().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def status(home: Path | None = None) -> dict:
+    home = Path(home) if home is not None else home_dir()
+    info = {"running": False, "socket": socket_path(home), "pid": None, "db": None}
+    answer = request({"op": "ping"}, 1.0, home)
+    if answer and answer.get("ok"):
+        info.update(running=True, **answer["result"])
+        return info
+    info["starting"] = home.exists() and not _lock_free(home)
+    try:
+        info["pid"] = json.loads((home / INFO_NAME).read_text()).get("pid")
+    except (OSError, ValueError):
+        pass
+    return info
+
+
+def stop(home: Path | None = None, wait: float = 10.0) -> dict:
+    """Ask the daemon to exit; SIGTERM its pid if it does not within `wait` seconds."""
+    import signal
+
+    home = Path(home) if home is not None else home_dir()
+    before = status(home)
+    if not before["running"] and not before.get("starting"):
+        return {"stopped": False, "was_running": False}
+    pid = before.get("pid") or _lock_pid(home)
+    if before["running"]:
+        request({"op": "stop"}, 2.0, home)
+    elif pid:  # still warming up: it has no socket yet, and SIGTERM ends it at once
+        try:
+            os.kill(int(pid), signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if _lock_free(home):
+            return {"stopped": True, "was_running": True, "pid": pid}
+        time.sleep(0.05)
+    if pid:
+        try:
+            os.kill(int(pid), signal.SIGTERM)
+        except OSError:
+            pass
+        time.sleep(0.5)
+    return {"stopped": _lock_free(home), "was_running": True, "pid": pid, "forced": True}
+
+
+# --------------------------------------------------------------------------- service
+
+
+class Service:
+    """The daemon's operations over one Memory; also used in-process by the hooks when no
+    daemon can be had (then `autosave` saves what a request folded)."""
+
+    def __init__(self, db: str | None = None, autosave: bool = False):
+        self.db = os.path.abspath(db) if db else db_path()
+        self.autosave = autosave
+        self.mem = None
+        self.count = 0
+        self.dirty = False
+        self.requests = 0
+        self.started = time.time()
+        self.stop_requested = False
+
+    def memory(self):
+        if self.mem is None:
+            from brainbox.memory import Memory
+
+            self.mem = Memory.open(self.db, autosave=False)
+            self.count = 0
+        return self.mem
+
+    def close(self) -> None:
+        if self.mem is not None:
+            self.save()
+            self.mem.close()
+            self.mem = None
+
+    def save(self) -> None:
+        if self.mem is not None and self.dirty:
+            self.mem.save()
+            self.dirty = False
+
+    def refresh(self) -> int:
+        """Ingest spooled hook events, reload after deletions, fold what is new."""
+        from brainbox.cli.hooks import drain_spool
+        from brainbox.storage import db as dbmod
+
+        mem = self.memory()
+        try:
+            drain_spool(mem.conn)
+        except Exception:  # noqa: BLE001 - a bad spool file must not stop recall
+            pass
+        folded = mem.sync()
+        total = dbmod.count_events(mem.conn)
+        if self.count and total != self.count + folded:
+            # Events were deleted (forget) or rewritten: the folded state is stale.
+            self.mem.close()
+            self.mem = None
+            mem = self.memory()
+            folded = mem.sync()
+            total = dbmod.count_events(mem.conn)
+        self.count = total
+        if folded:
+            self.dirty = True
+            if self.autosave:
+                self.save()
+        return folded
+
+    def handle(self, req) -> dict:
+        self.requests += 1
+        if not isinstance(req, dict):
+            return {"ok": False, "error": "a request must be a JSON object"}
+        op = req.get("op")
+        if req.get("db") and os.path.abspath(str(req["db"])) != self.db and op != "ping":
+            return {"ok": False, "error": f"this daemon serves {self.db}"}
+        fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+        if fn is None:
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        try:
+            return {"ok": True, "result": fn(req)}
+        except Exception as exc:  # noqa: BLE001 - the daemon outlives a bad request
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    # --- ops ---------------------------------------------------------------------------
+
+    def op_ping(self, req):
+        return {"pid": os.getpid(), "db": self.db, "uptime": round(time.time() - self.started, 3),
+                "requests": self.requests}
+
+    def op_sync(self, req):
+        folded = self.refresh()
+        self.save()
+        return {"folded": folded}
+
+    op_fold = op_sync
+
+    def op_stats(self, req):
+        self.refresh()
+        return self.memory().stats()
+
+    def op_recall(self, req):
+        from brainbox.recall import recall
+
+        self.refresh()
+        mem = self.memory()
+        project = req.get("project") or _project(req.get("cwd"))
+        results = recall(mem.index, str(req.get("query") or ""), project=project,
+                         session=req.get("session"), limit=int(req.get("limit") or 10))
+        return [r.as_dict() for r in results]
+
+    def op_predict(self, req):
+        self.refresh()
+        tools = self.memory().predict_tools(req.get("session"), k=int(req.get("k") or 3))
+        return [{"tool": t, "score": s} for t, s in tools]
+
+    def op_suggest(self, req):
+        from brainbox.cli.hooks import format_suggestions
+
+        from brainbox.recall import recall
+
+        self.refresh()
+        mem = self.memory()
+        project = req.get("project") or _project(req.get("cwd"))
+        limit = max(1, min(int(req.get("limit") or 5), 10))
+        results = recall(mem.index, str(req.get("query") or ""), project=project,
+                         session=req.get("session"), limit=limit * 4)
+        items = []
+        for r in results:
+            if not _exists(project, r.path):
+                continue
+            src = r.via_edge[0] if r.via_edge else None
+            items.append({"path": r.path, "rank": len(items) + 1, "why": _why(r),
+                          "via": src, "confidence": round(r.confidence, 4)})
+            if len(items) >= limit:
+                break
+        tools = []
+        if items and req.get("session"):
+            tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
+        text, items = format_suggestions(items, tools, int(req.get("max_chars") or 500))
+        return {"text": text, "items": items, "tools": tools}
+
+    def op_start(self, req):
+        from brainbox.cli.hooks import format_start
+
+        self.refresh()
+        project = req.get("project") or _project(req.get("cwd"))
+        ranked = self.project_files(project, req.get("session"), 40)
+        items = [it for it in ranked if _exists(project, it["path"])]
+        text, items = format_start(items, int(req.get("max_chars") or 1200))
+        return {"text": text, "items": items}
+
+    def op_stop(self, req):
+        self.stop_requested = True
+        return {"stopping": True, "pid": os.getpid()}
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def project_files(self, project: str, session: str | None, k: int) -> list[dict]:
+        """The project's most likely files with no query: session evidence when the
+        session has touched files (recall's recency/recurrence channels), else access
+        count and recency fused by reciprocal rank (weights 2 and 1, as in recall)."""
+        import numpy as np
+
+        from brainbox.recall import recall
+        from brainbox.state import FILE
+
+        mem = self.memory()
+        if session:
+            hits = recall(mem.index, "", project=project, session=session, limit=k)
+            if hits:
+                return [{"path": r.path, "why": _why(r)} for r in hits]
+        st = mem.state
+        files = np.asarray([rid for rid, (kind, proj) in enumerate(zip(st.res_kind, st.res_project))
+                            if kind == FILE and proj == project], np.int64)
+        if files.size == 0:
+            return []
+        n = st.n[files].astype(np.float64)
+        last = st.last[files]
+        r_n = np.empty(files.size)
+        r_n[np.lexsort((files, -n))] = np.arange(1, files.size + 1)
+        r_t = np.empty(files.size)
+        r_t[np.lexsort((files, -last))] = np.arange(1, files.size + 1)
+        score = 2.0 / (20.0 + r_n) + 1.0 / (20.0 + r_t)
+        order = np.lexsort((files, -score))[:k]
+        return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
+                for i in order.tolist()]
+
+
+def _project(cwd) -> str:
+    from brainbox.events import project_root
+
+    return project_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+
+
+def _exists(project: str, path: str) -> bool:
+    """Never suggest a file that is gone: it must exist under the project root now."""
+    if not project or not path or path.startswith("/") or ".." in path.split("/"):
+        return False
+    return os.path.isfile(os.path.join(project, path))
+
+
+def _why(result) -> str:
+    """A few words of evidence for one recall result, from its channels and via edge."""
+    ch = result.channels or {}
+    if result.via_edge:
+        return f"linked from {result.via_edge[0]}"
+    if "lexical" in ch:
+        return "matches query"
+    if "recurrence" in ch:
+        return "used with recent files"
+    if ch.get("recency", 99) <= 3:
+        return "used recently"
+    if ch.get("frequency", 99) <= 5:
+        return "used often"
+    return "related"
+
+
+# --------------------------------------------------------------------------- server
+
+
+def serve(home: Path | None = None, idle: float | None = None, warm: bool = True) -> int:
+    """Run the daemon in this process until idle, stopped or signalled. Returns 0, or 3
+    when another daemon already serves this home."""
+    import fcntl
+    import selectors
+    import signal
+
+    home = Path(home) if home is not None else home_dir()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    idle = idle_seconds() if idle is None else idle
+    lock_fd = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock_fd)
+        return 3
+    os.ftruncate(lock_fd, 0)
+    os.write(lock_fd, str(os.getpid()).encode())
+    path = socket_path(home)
+    service = Service()
+    listener = None
+    info = home / INFO_NAME
+
+    def on_signal(signum, frame):
+        service.stop_requested = True
+
+    old = {}
+    try:
+        if warm:  # SIGTERM keeps its default action here: it ends a warming daemon at once
+            service.refresh()
+            service.save()
+            from brainbox.warm import warmup
+
+            warmup()
+            try:  # compile the recall path on this memory's shapes too
+                service.op_suggest({"query": "warm up", "project": "/"})
+            except Exception:  # noqa: BLE001
+                pass
+        old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        import socket
+
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o600)
+        listener.listen(64)
+        listener.setblocking(False)
+        info.write_text(json.dumps({"pid": os.getpid(), "socket": path, "db": service.db,
+                                    "started": service.started}))
+        sel = selectors.DefaultSelector()
+        sel.register(listener, selectors.EVENT_READ)
+        last = time.monotonic()
+        while not service.stop_requested:
+            now = time.monotonic()
+            if now - last > idle:
+                break
+            if service.dirty and now - last > SAVE_AFTER_IDLE:
+                service.save()
+            if not sel.select(timeout=min(1.0, max(0.05, idle - (now - last)))):
+                continue
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            last = time.monotonic()
+            _serve_connection(service, conn)
+            last = time.monotonic()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        try:
+            service.close()
+        finally:
+            if listener is not None:
+                listener.close()
+                try:
+                    if os.stat(path).st_ino and _is_socket(path):
+                        os.unlink(path)
+                except OSError:
+                    pass
+            try:
+                info.unlink()
+            except OSError:
+                pass
+            os.close(lock_fd)  # releases the flock
+    return 0
+
+
+def _is_socket(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _serve_connection(service: Service, conn) -> None:
+    conn.settimeout(5.0)
+    buf = bytearray()
+    try:
+        while not service.stop_requested:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if len(buf) > MAX_LINE:
+                    _send(conn, {"ok": False, "error": "request too large"})
+                    return
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+                continue
+            line, buf = bytes(buf[:nl]), buf[nl + 1:]
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+            except ValueError:
+                answer = {"ok": False, "error": "not JSON"}
+            else:
+                answer = service.handle(req)
+            _send(conn, answer)
+    except OSError as exc:
+        if exc.errno not in (errno.EPIPE, errno.ECONNRESET, None):
+            print(f"brainbox daemon: connection error: {exc}", file=sys.stderr)
+    finally:
+        conn.close()
+
+
+def _send(conn, answer: dict) -> None:
+    conn.sendall(json.dumps(answer, ensure_ascii=False, default=str).encode("utf-8", "replace")
+                 + b"\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m brainbox.cli.daemon")
+    p.add_argument("--serve", action="store_true", help="run the daemon in the foreground")
+    p.add_argument("--idle", type=float, default=None)
+    args = p.parse_args(argv)
+    if not args.serve:
+        print(json.dumps(status()))
+        return 0
+    return serve(idle=args.idle)
+
+
+if __name__ == "__main__":  # pragma: no cover - the detached daemon's entry
+    sys.exit(main())

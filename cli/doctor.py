@@ -1,0 +1,206 @@
+"""`brainbox doctor`: is the agent integration healthy?
+
+Checks, each reported with what was found:
+- hooks: which of brainbox's hook events are registered in Claude Code's user and project
+  settings and in Codex's config (recognised by command, as the installer does);
+- database: path, size (with the WAL), event count, schema (a brainbox file of our
+  schema version; the check is read-only and never creates or migrates a file);
+- daemon: running or not, its pid and socket;
+- hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log`, and spooled events
+  waiting to be ingested;
+- latency: a real `brainbox record` subprocess and a PostToolUse hook subprocess against a
+  temporary database (median of 3 each), beside `python -c pass` as the baseline.
+`ok` is false only for what breaks recording: an unusable database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def hooks_status(cwd: str | None = None) -> dict:
+    from brainbox.cli import install as inst
+
+    out = {}
+    cwd = Path(cwd or os.getcwd())
+    for scope, path in (("claude_user", Path.home() / ".claude" / "settings.json"),
+                        ("claude_project", cwd / ".claude" / "settings.json"),
+                        ("claude_project_local", cwd / ".claude" / "settings.local.json")):
+        out[scope] = _claude_events(path, inst)
+    out["codex"] = _codex_events(inst.codex_config_path(), inst)
+    expected = set(inst.CLAUDE_EVENTS)
+    claude = set().union(*(set(out[k]["events"]) for k in out if k.startswith("claude")))
+    out["claude_missing"] = sorted(expected - claude) if claude else sorted(expected)
+    return out
+
+
+def _claude_events(path: Path, inst) -> dict:
+    info = {"path": str(path), "exists": path.exists(), "events": []}
+    if not info["exists"]:
+        return info
+    try:
+        data = json.loads(path.read_text("utf-8-sig") or "{}")
+    except (OSError, ValueError) as exc:
+        info["error"] = f"unreadable: {exc}"
+        return info
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            for h in (group.get("hooks") or ()) if isinstance(group, dict) else ():
+                if isinstance(h, dict) and inst.is_brainbox_command(h.get("command"), "claude"):
+                    info["events"].append(event)
+                    info.setdefault("command", h.get("command"))
+    info["events"] = sorted(set(info["events"]))
+    return info
+
+
+def _codex_events(path: Path, inst) -> dict:
+    import tomllib
+
+    info = {"path": str(path), "exists": path.exists(), "events": []}
+    if not info["exists"]:
+        return info
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        info["error"] = f"unreadable: {exc}"
+        return info
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else ():
+            for h in (group.get("hooks") or ()) if isinstance(group, dict) else ():
+                if isinstance(h, dict) and inst.is_brainbox_command(h.get("command"), "codex"):
+                    info["events"].append(event)
+    info["events"] = sorted(set(info["events"]))
+    return info
+
+
+def database_status() -> dict:
+    from brainbox.storage import db as dbmod
+
+    path = dbmod.default_db_path()
+    info = {"path": str(path), "exists": path.exists(), "ok": True}
+    if not info["exists"]:
+        info["note"] = "not created yet (the first hook creates it)"
+        return info
+    size = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            size += os.path.getsize(f"{path}{suffix}")
+        except OSError:
+            pass
+    info["bytes"] = size
+    try:
+        dbmod._check_existing(path, dbmod._driver(False))
+        conn = dbmod.connect(path)
+        try:
+            info["events"] = dbmod.count_events(conn)
+            info["watermark"] = int(dbmod.get_meta(conn, "watermark", "0") or 0)
+            info["schema_ok"] = dbmod.get_meta(conn, "application") == "brainbox"
+        finally:
+            conn.close()
+        info["schema_version"] = dbmod.SCHEMA_VERSION
+    except dbmod.StoreError as exc:
+        info.update(ok=False, schema_ok=False, error=str(exc))
+    return info
+
+
+def errors_status(n: int = 5) -> dict:
+    from brainbox.cli import hooks
+
+    log = Path(hooks.home()) / hooks.LOG_NAME
+    spool = Path(hooks.spool_dir())
+    try:
+        spooled = len([p for p in spool.iterdir() if p.name.endswith(".jsonl")])
+    except OSError:
+        spooled = 0
+    return {"log": str(log), "bytes": log.stat().st_size if log.exists() else 0,
+            "last": hooks.last_errors(n), "spooled_files": spooled}
+
+
+def _median_run(cmd: list[str], env: dict, stdin: bytes | None = None, runs: int = 3):
+    times, rc = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, input=stdin, env=env, capture_output=True, timeout=60)
+        times.append(time.perf_counter() - t0)
+        rc = rc or p.returncode
+    return round(statistics.median(times) * 1000, 1), rc
+
+
+def measure_latency(runs: int = 3) -> dict:
+    """Whole-process latency of the record path against a temporary database."""
+    with tempfile.TemporaryDirectory(prefix="brainbox-doctor-") as tmp:
+        env = dict(os.environ, BRAINBOX_HOME=tmp, BRAINBOX_DB=os.path.join(tmp, "doctor.db"),
+                   BRAINBOX_DAEMON="off", BRAINBOX_INJECT="off")
+        base, _ = _median_run([sys.executable, "-c", "pass"], env, runs=runs)
+        record, rc = _median_run(
+            [sys.executable, "-m", "brainbox.cli.entry", "record", "--session", "doctor",
+             "--cwd", tmp, "--tool", "Read", "--file", os.path.join(tmp, "x.py")], env,
+            runs=runs)
+        payload = json.dumps({"session_id": "doctor", "cwd": tmp,
+                              "hook_event_name": "PostToolUse", "tool_name": "Read",
+                              "tool_input": {"file_path": os.path.join(tmp, "x.py")},
+                              "tool_response": {}}).encode()
+        hook, hook_rc = _median_run(
+            [sys.executable, "-m", "brainbox.cli.entry", "hook", "claude", "PostToolUse"], env,
+            stdin=payload, runs=runs)
+    return {"python_ms": base, "record_ms": record, "record_exit": rc,
+            "hook_post_tool_use_ms": hook, "hook_exit": hook_rc,
+            "record_vs_python": round(record / base, 2) if base else None}
+
+
+def run_doctor(latency: bool = True) -> dict:
+    from brainbox.cli import daemon
+
+    data = {
+        "hooks": hooks_status(),
+        "database": database_status(),
+        "daemon": daemon.status(),
+        "hook_errors": errors_status(),
+        "latency": measure_latency() if latency else None,
+    }
+    data["ok"] = bool(data["database"]["ok"]) and (
+        data["latency"] is None or data["latency"].get("record_exit") == 0)
+    return data
+
+
+def human(d: dict) -> str:
+    lines = []
+    h = d["hooks"]
+    for key in ("claude_user", "claude_project", "claude_project_local", "codex"):
+        info = h[key]
+        state = ", ".join(info["events"]) if info["events"] else (
+            "no brainbox hooks" if info["exists"] else "no file")
+        lines.append(f"hooks   {key}: {state}  ({info['path']})")
+    if h["claude_missing"] and len(h["claude_missing"]) < 6:
+        lines.append(f"        claude events not registered: {', '.join(h['claude_missing'])}")
+    db = d["database"]
+    if db.get("error"):
+        lines.append(f"db      PROBLEM: {db['error']}")
+    elif db["exists"]:
+        lines.append(f"db      {db['path']}: {db['events']} events, {db['bytes']} bytes, "
+                     f"schema {'ok' if db.get('schema_ok') else 'NOT OK'}")
+    else:
+        lines.append(f"db      {db['path']}: {db.get('note')}")
+    dm = d["daemon"]
+    lines.append(f"daemon  {'running, pid ' + str(dm['pid']) if dm['running'] else 'not running'}"
+                 f"  ({dm['socket']})")
+    er = d["hook_errors"]
+    lines.append(f"errors  {len(er['last'])} recent in {er['log']}"
+                 + (f"; {er['spooled_files']} spooled files waiting" if er["spooled_files"]
+                    else ""))
+    for e in er["last"]:
+        lines.append("        " + e.splitlines()[0][:160])
+    lat = d["latency"]
+    if lat:
+        lines.append(f"latency record {lat['record_ms']} ms, PostToolUse hook "
+                     f"{lat['hook_post_tool_use_ms']} ms, python -c pass {lat['python_ms']} ms")
+    return "\n".join(lines)

@@ -1,0 +1,742 @@
+"""`brainbox hook <agent> <Event>`: the agent hook processes (Claude Code, Codex CLI).
+
+The agent runs one fresh process per event and pipes its JSON payload to stdin. Events:
+
+- `PostToolUse` / `PostToolUseFailure`: map the payload (`hookmap.payload_to_records`),
+  normalise and append through `brainbox.recorder`. Standard library only: this module
+  and everything it imports on that path avoid click, numpy, numba, scipy and sqlean.
+- `UserPromptSubmit`: record the prompt (our injected block stripped by hookmap), then
+  ask the daemon for a compact list (`path — why` lines plus `next tool: X`) and print it
+  as `hookSpecificOutput.additionalContext`, or print nothing when nothing is relevant.
+  What was suggested is remembered per session (`$BRAINBOX_HOME/sessions/<hash>.json`)
+  for scoring at Stop.
+- `SessionStart`: record it and print the project's most likely files, bounded by a
+  token budget (characters / 4, `session_start_tokens`, default 300).
+- `Stop` / `SessionEnd`: record it, score the session's pending suggestions against the
+  tool events that followed them, append ONE `feedback` event (DESIGN §4.8 reward), and
+  fold (the daemon's `sync`, else in-process). A turn without suggestions only records:
+  Stop fires after every answer, and an in-process fold costs the kernels' import; the
+  next reader folds lazily anyway.
+
+Reliability (DESIGN §7). Whatever happens the process exits 0 and prints nothing but a
+well-formed answer. The budget (tool events 0.2 s of the hook's own work; the others
+1.5 s from process start, since the agent waits for the whole process;
+`BRAINBOX_HOOK_BUDGET_TOOL` / `_PROMPT` or `config.json`) is kept two ways:
+cooperatively (SQLite waits get a busy timeout of the time left, the daemon socket a
+timeout of the time left, the in-process fallback only starts with 0.3 s left), and by a
+watchdog thread that at the deadline spools what was not committed and calls
+`os._exit(0)`; SQLite is crash-safe, so that exit never damages the database. No
+asynchronous exception is used: a SIGALRM handler raising inside library code (an import,
+a `sqlite3` call) was tried first and lost committed transactions under concurrency.
+Events that could not be committed in time (lock contention, a slow disk, an unusable
+database, or a deadline hit before the payload was even mapped) go to the spool,
+`$BRAINBOX_HOME/spool/*.jsonl` (normalised events, or the raw payload), one atomic
+rename each; the next hook, the daemon and the importer drain it, so a timeout never
+loses an event. A lock shared with the watchdog makes "commit" and "spool" exclusive, so
+an event is not stored twice. Failures are logged with their traceback to
+`$BRAINBOX_HOME/hook-errors.log` (rotated at 256 KiB, one old file kept).
+
+Without a daemon (none running, or `daemon: off`), a prompt answers in-process within the
+budget, then starts a daemon detached (after answering, so the two do not compete for
+the CPU); if the budget runs out it degrades to recording only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+DEFAULT_BUDGET = {"tool": 0.2, "prompt": 1.5}
+WATCHDOG_LOCK_WAIT = 0.3
+EXIT_MARGIN = 0.1
+MAX_STDIN = 16 << 20
+LOG_NAME = "hook-errors.log"
+LOG_MAX = 256 << 10
+SPOOL_MAX_FILES = 20_000
+INJECT_CHARS = 500
+SESSION_START_TOKENS = 300
+HARD_EXIT = True  # tests that call `main` in-process set this False
+_ENV = {
+    "hook_budget_prompt": "BRAINBOX_HOOK_BUDGET_PROMPT",
+    "hook_budget_tool": "BRAINBOX_HOOK_BUDGET_TOOL",
+    "daemon_idle": "BRAINBOX_DAEMON_IDLE",
+    "daemon": "BRAINBOX_DAEMON",
+    "inject": "BRAINBOX_INJECT",
+    "inject_chars": "BRAINBOX_INJECT_CHARS",
+    "session_start_tokens": "BRAINBOX_SESSION_START_TOKENS",
+}
+_config_cache: dict | None = None
+
+
+# --------------------------------------------------------------------------- config
+
+
+def home() -> str:
+    return os.environ.get("BRAINBOX_HOME") or os.path.join(os.path.expanduser("~"), ".brainbox")
+
+
+def config(key: str, default=None):
+    """A setting: the environment variable wins, then `$BRAINBOX_HOME/config.json`."""
+    global _config_cache
+    env = _ENV.get(key)
+    if env and os.environ.get(env) not in (None, ""):
+        return os.environ[env]
+    if _config_cache is None:
+        try:
+            with open(os.path.join(home(), "config.json"), encoding="utf-8") as fh:
+                loaded = json.load(fh)
+            _config_cache = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            _config_cache = {}
+    return _config_cache.get(key, default)
+
+
+def enabled(key: str) -> bool:
+    value = config(key, True)
+    return str(value).strip().lower() not in ("0", "off", "false", "no")
+
+
+def budget(kind: str) -> float:
+    try:
+        value = float(config(f"hook_budget_{kind}", DEFAULT_BUDGET[kind]))
+    except (TypeError, ValueError):
+        value = DEFAULT_BUDGET[kind]
+    return value if value > 0 else DEFAULT_BUDGET[kind]
+
+
+# --------------------------------------------------------------------------- guard
+
+
+class _Guard:
+    """The wall-clock budget: `remaining()` for cooperative checks, and a watchdog thread
+    (in a real hook process) that spools and exits at the deadline."""
+
+    def __init__(self, seconds: float, hard: bool, who: tuple, since_start: bool = False):
+        import threading
+
+        # A prompt's budget counts from process start (the agent waits for the whole
+        # process); a tool call's counts the hook's own work (interpreter start-up is
+        # beyond our control and measured by benchmarks/bench_hooks.py).
+        age = _process_age() if hard and since_start else 0.0
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds - min(age, 0.8 * seconds)
+        # the watchdog fires EXIT_MARGIN early: spooling, starting a daemon and exiting
+        # take time too (and the thread waits for the GIL behind a busy main thread)
+        self.hard_deadline = self.deadline - min(EXIT_MARGIN, 0.1 * seconds)
+        self.spawn_daemon = False
+        self.started = time.time()
+        self.who = who
+        self.payload = None  # the parsed payload, spooled raw if the deadline comes first
+        self.pending: list[dict] | None = None
+        self.committed = False
+        # held while committing, spooling, ingesting a spool file or writing the answer
+        self.lock = threading.RLock()
+        self._done = threading.Event()
+        if hard:
+            threading.Thread(target=self._watch, daemon=True).start()
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _watch(self) -> None:
+        if self._done.wait(max(0.0, self.hard_deadline - time.monotonic())):
+            return
+        got = self.lock.acquire(timeout=WATCHDOG_LOCK_WAIT)
+        try:
+            # Without the lock a commit is still running; spooling then risks a duplicate
+            # only if that commit finishes in the instant before the exit below.
+            self._spool()
+            log_failure(*self.who, f"timeout after {self.seconds:.2f} s (recorded only"
+                        f"{'' if got else ', lock not free'})")
+            if self.spawn_daemon:
+                from brainbox.cli import daemon
+
+                daemon.spawn()
+        except BaseException:  # noqa: BLE001
+            pass
+        finally:
+            os._exit(0)
+
+    def spool_uncommitted(self) -> None:
+        with self.lock:
+            self._spool()
+
+    def _spool(self) -> None:
+        """Keep what this hook was recording: its normalised events, or (when the deadline
+        came before they existed) the raw payload, mapped later by the drainer."""
+        if self.committed:
+            return
+        if self.pending:
+            spool_write(self.pending)
+        elif self.payload is not None:
+            agent, event = self.who
+            spool_write([{"raw": {"agent": agent, "event": event, "at": self.started,
+                                  "payload": self.payload}}])
+        self.committed = True
+
+    def close(self) -> None:
+        self._done.set()
+
+
+class _Null:
+    def write(self, s):
+        return len(s)
+
+    def flush(self):
+        pass
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
+    """Run one hook; always returns 0. `stdin`/`stdout` default to the process's."""
+    global _config_cache
+    argv = list(argv or [])
+    agent = argv[0] if argv else ""
+    event = argv[1] if len(argv) > 1 else None
+    out = stdout if stdout is not None else sys.stdout
+    saved = sys.stdout, sys.stderr
+    guard = None
+    _config_cache = None
+    try:
+        kind = "tool" if event in TOOL_EVENTS else "prompt"
+        guard = _Guard(budget(kind), HARD_EXIT, (agent, event), since_start=kind == "prompt")
+        sys.stdout = sys.stderr = _Null()  # nothing stray reaches the agent
+        payload = _read_payload(stdin, guard, agent, event)
+        guard.payload = payload
+        if payload is not None:
+            answer = _dispatch(agent, event, payload, guard)
+            if answer and guard.remaining() > 0:
+                with guard.lock:
+                    sys.stdout, sys.stderr = saved
+                    out.write(answer + "\n")
+                    out.flush()
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent
+        if guard is not None:
+            _safe(guard.spool_uncommitted)
+        log_failure(agent, event, f"{type(exc).__name__}: {exc}", exc)
+    finally:
+        sys.stdout, sys.stderr = saved
+        if guard is not None:
+            guard.close()
+            if guard.spawn_daemon:  # after the answer: it would compete for the CPU
+                from brainbox.cli import daemon
+
+                _safe(daemon.spawn)
+    return 0
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _safe(fn, *args):
+    try:
+        return fn(*args)
+    except BaseException:  # noqa: BLE001
+        return None
+
+
+def _read_payload(stdin, guard, agent, event) -> dict | None:
+    src = stdin if stdin is not None else sys.stdin
+    if src is None:
+        return None
+    buf = getattr(src, "buffer", src)
+    data = buf.read(MAX_STDIN + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    if not data:
+        return None
+    if len(data) > MAX_STDIN:
+        while buf.read(1 << 20) and guard.remaining() > 0.02:
+            pass  # drain so the agent's write does not fail; the payload is dropped
+        log_failure(agent, event, f"payload over {MAX_STDIN >> 20} MiB dropped")
+        return None
+    try:
+        payload = json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError) as exc:
+        log_failure(agent, event, f"payload is not JSON ({str(exc)[:100]}); {len(data)} bytes")
+        return None
+    if not isinstance(payload, dict):
+        log_failure(agent, event, f"payload is a JSON {type(payload).__name__}, not an object")
+        return None
+    return payload
+
+
+def _dispatch(agent, event, payload, guard) -> str | None:
+    from brainbox.cli.hookmap import payload_to_records
+
+    from brainbox.recorder import normalize_many
+
+    records = payload_to_records(agent, payload, event)
+    events, bad = normalize_many(records)
+    for _, msg in bad:
+        log_failure(agent, event, f"event rejected: {msg}")
+    if not events:
+        return None
+    last_id = record(events, guard)
+    ev = events[0]
+    kind = ev["kind"]
+    if kind == "tool":
+        return None
+    if kind == "prompt":
+        return _on_prompt(ev, last_id, guard)
+    if kind == "session_start":
+        return _on_start(ev, guard)
+    if kind == "session_end":
+        _on_stop(ev, guard)
+    return None
+
+
+def record(events: list[dict], guard: _Guard) -> int | None:
+    """Append normalised events within the budget; spool them when that fails."""
+
+    from brainbox import recorder
+
+    guard.pending = events
+    conn = None
+    try:
+        conn = _connect(guard)
+        with guard.lock:  # the watchdog must not spool what is being committed
+            last = recorder.append(events, conn, retries=2)
+            guard.committed = True
+        if guard.remaining() > 0.05 and os.path.isdir(spool_dir()):
+            drain_spool(conn, guard.lock)
+        return last
+    except Exception as exc:  # noqa: BLE001 - locked, corrupt, newer schema, disk full
+        guard.spool_uncommitted()
+        log_failure(*guard.who, f"event spooled: {type(exc).__name__}: {exc}", exc)
+        return None
+    finally:
+        if conn is not None:
+            _safe(conn.close)
+
+
+def _connect(guard):
+    """Open the database with a busy timeout of the time left. Opening is retried
+    briefly: while several processes create or checkpoint a new database at once, the
+    read-only pre-check can see it half-made (a transient `StoreError`)."""
+    from brainbox.storage import db as dbmod
+
+    for attempt in range(6):
+        try:
+            conn = dbmod.connect()
+            wait_ms = int(max(0.02, guard.remaining() - 0.03) * 1000)
+            conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+            return conn
+        except dbmod.StoreError:
+            if attempt == 5 or guard.remaining() < 0.06:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+# --------------------------------------------------------------------------- prompt
+
+
+def _on_prompt(ev: dict, last_id, guard) -> str | None:
+    if not enabled("inject") or not ev.get("prompt"):
+        return None
+    try:
+        max_chars = int(config("inject_chars", INJECT_CHARS))
+    except (TypeError, ValueError):
+        max_chars = INJECT_CHARS
+    req = {"op": "suggest", "query": ev["prompt"], "session": ev["session"],
+           "project": ev["project"], "limit": 5, "max_chars": max_chars}
+    result = ask(req, guard)
+    if not result or not result.get("text"):
+        return None
+    remember(ev["session"], {
+        "after_id": last_id or 0, "at": ev["at"], "project": ev["project"],
+        "chars": len(result["text"]),
+        "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via")}
+                  for it in result.get("items") or ()],
+    })
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": result["text"]}},
+                      ensure_ascii=False)
+
+
+def _on_start(ev: dict, guard) -> str | None:
+    if not enabled("inject"):
+        return None
+    try:
+        tokens = int(config("session_start_tokens", SESSION_START_TOKENS))
+    except (TypeError, ValueError):
+        tokens = SESSION_START_TOKENS
+    req = {"op": "start", "session": ev["session"], "project": ev["project"],
+           "max_chars": max(0, tokens) * 4}
+    result = ask(req, guard)
+    if not result or not result.get("text"):
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": result["text"]}},
+                      ensure_ascii=False)
+
+
+def ask(req: dict, guard) -> dict | None:
+    """The daemon's answer; without one, start it and answer in-process (if time allows)."""
+    from brainbox.cli import daemon
+
+    if enabled("daemon"):
+        req = dict(req, db=daemon.db_path())
+        answer = daemon.request(req, timeout=max(0.01, guard.remaining() - 0.05))
+        if answer is not None:
+            if answer.get("ok"):
+                return answer.get("result")
+        else:
+            guard.spawn_daemon = True  # started once this hook has answered (or given up)
+    if guard.remaining() < 0.3:
+        return None
+    service = daemon.Service(autosave=True)
+    try:
+        answer = service.handle(dict(req, db=service.db))
+    finally:
+        _safe(service.close)
+    return answer.get("result") if answer.get("ok") else None
+
+
+def _clean_line(text: str) -> str:
+    from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
+
+    text = " ".join(str(text).split())
+    return text.replace(CONTEXT_OPEN, "").replace(CONTEXT_CLOSE, "")
+
+
+def _wrap(header: str, lines: list[str]) -> str:
+    from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
+
+    return "\n".join([CONTEXT_OPEN, header, *lines, CONTEXT_CLOSE])
+
+
+def format_suggestions(items: list[dict], tools: list[str], max_chars: int):
+    """The prompt's injected block, at most `max_chars`: (text, the items it lists)."""
+    header = "brainbox memory, files past sessions used for work like this (observations):"
+    items = list(items)
+    tail = [f"next tool: {_clean_line(tools[0])}"] if tools else []
+    while items:
+        lines = [f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}" for it in items]
+        text = _wrap(header, lines + tail)
+        if len(text) <= max_chars:
+            return text, items
+        items.pop()
+    return "", []
+
+
+def format_start(items: list[dict], max_chars: int):
+    """The SessionStart block within `max_chars` (the token budget times 4)."""
+    header = "brainbox memory, this project's most used files (observations):"
+    lines, kept = [], []
+    for it in items:
+        line = f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}"
+        if len(_wrap(header, lines + [line])) > max_chars:
+            break
+        lines.append(line)
+        kept.append(it)
+    return (_wrap(header, lines), kept) if lines else ("", [])
+
+
+# --------------------------------------------------------------------------- feedback
+
+
+def _session_file(session: str) -> str:
+    """`sessions/<id>.json`: the id itself when it is a plain name (Claude's and Codex's
+    are UUIDs), else a hash of it (hashlib costs ~5 ms of import on the prompt path)."""
+    if 0 < len(session) <= 80 and session.replace("-", "").replace("_", "").isalnum() \
+            and session.isascii():
+        name = session
+    else:
+        import hashlib
+
+        name = "h-" + hashlib.sha1(session.encode("utf-8", "replace")).hexdigest()[:24]
+    return os.path.join(home(), "sessions", f"{name}.json")
+
+
+def remember(session: str, batch: dict) -> None:
+    """Add one prompt's suggestions to the session's pending file."""
+    path = _session_file(session)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
+        data = {"session": session, "batches": []}
+    data["batches"] = data["batches"][-49:] + [batch]
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def take_pending(session: str) -> list[dict]:
+    """Claim (rename) and read the session's pending suggestions; [] when none."""
+    path = _session_file(session)
+    claimed = f"{path}.scoring.{os.getpid()}"
+    try:
+        os.rename(path, claimed)
+    except OSError:
+        return []
+    try:
+        with open(claimed, encoding="utf-8") as fh:
+            data = json.load(fh)
+        batches = data.get("batches") if isinstance(data, dict) else None
+        return [b for b in batches or () if isinstance(b, dict) and b.get("items")]
+    except (OSError, ValueError):
+        return []
+    finally:
+        _safe(os.unlink, claimed)
+
+
+def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
+    """Which suggestions the session used after they were made, and the reward
+    R = sum over used items of v/r - 2 * T/1000 per batch (v 1 read, 1.5 edited; r the
+    rank; T the injected characters / 4). Items are merged by path over batches: used
+    or edited in any, the best rank, the first via."""
+    merged: dict[str, dict] = {}
+    reward = 0.0
+    for b in batches:
+        after, since = int(b.get("after_id") or 0), float(b.get("at") or 0.0)
+        touched: dict[str, bool] = {}
+        for e in events:
+            if e.get("kind") != "tool" or e.get("project") != b.get("project"):
+                continue
+            if (e["id"] <= after) if after else (float(e.get("at") or 0) < since):
+                continue
+            files = e.get("files") or []
+            acts = (e.get("meta") or {}).get("file_actions")
+            if not (isinstance(acts, list) and len(acts) == len(files)):
+                acts = [e.get("action")] * len(files)
+            for f, a in zip(files, acts):
+                touched[f] = touched.get(f, False) or a == "edit"
+        for it in b.get("items") or ():
+            path, rank = it.get("path"), max(1, int(it.get("rank") or 1))
+            used, edited = path in touched, touched.get(path, False)
+            if used:
+                reward += (1.5 if edited else 1.0) / rank
+            m = merged.setdefault(path, {"path": path, "used": False, "via": None,
+                                         "rank": rank, "edited": False})
+            m["used"] = m["used"] or used
+            m["edited"] = m["edited"] or edited
+            m["rank"] = min(m["rank"], rank)
+            m["via"] = m["via"] or it.get("via")
+        reward -= 2.0 * (float(b.get("chars") or 0) / 4.0) / 1000.0
+    return list(merged.values()), round(reward, 6)
+
+
+def _on_stop(ev: dict, guard) -> None:
+    from brainbox.storage import db as dbmod
+
+    from brainbox.events import normalize
+
+    batches = take_pending(ev["session"])
+    if batches:
+        conn = dbmod.connect()
+        try:
+            start = min(int(b.get("after_id") or 0) for b in batches)
+            events = dbmod.session_events(conn, ev["session"], after=start)
+        finally:
+            conn.close()
+        by_project: dict[str, list[dict]] = {}
+        for b in batches:
+            by_project.setdefault(b.get("project") or ev["project"], []).append(b)
+        feedback = []
+        for project, group in by_project.items():
+            items, reward = score(group, events)
+            feedback.append(normalize({
+                "session": ev["session"], "cwd": project, "project": project,
+                "kind": "feedback", "at": ev["at"],
+                "meta": {"op": "feedback", "items": items, "reward": reward,
+                         "suggestions": len(group)},
+            }))
+        record(feedback, guard)
+        fold(guard)
+
+
+def fold(guard) -> None:
+    """Fold the log forward: through the daemon when one runs, else in-process."""
+    from brainbox.cli import daemon
+
+    if enabled("daemon"):
+        answer = daemon.request({"op": "sync", "db": daemon.db_path()},
+                                timeout=max(0.01, guard.remaining() - 0.05))
+        if answer is not None and answer.get("ok"):
+            return
+    if guard.remaining() < 0.3:
+        return
+    service = daemon.Service(autosave=True)
+    try:
+        service.op_sync({})
+    finally:
+        _safe(service.close)
+
+
+# --------------------------------------------------------------------------- spool
+
+
+def spool_dir() -> str:
+    return os.path.join(home(), "spool")
+
+
+def spool_write(events: list[dict]) -> str | None:
+    """Keep events that could not be committed: one file, written then renamed."""
+    d = spool_dir()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    if len(os.listdir(d)) >= SPOOL_MAX_FILES:
+        log_failure("", "", f"spool full ({SPOOL_MAX_FILES} files); {len(events)} events lost")
+        return None
+    name = os.path.join(d, f"{time.time_ns():020d}-{os.getpid()}.jsonl")
+    tmp = name + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    os.replace(tmp, name)
+    return name
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def drain_spool(conn, lock=None) -> int:
+    """Append spooled events (oldest first) and delete their files; returns the count.
+    A file is claimed by renaming it, so two drainers never append it twice; a claim left
+    by a process that died (or by this one, after a failure) is taken over."""
+    d = spool_dir()
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return 0
+    total = 0
+    me = os.getpid()
+    for name in names:
+        if ".jsonl.claimed." in name:
+            try:
+                owner = int(name.rsplit(".", 1)[1])
+            except ValueError:
+                continue
+            if owner != me and _alive(owner):
+                continue
+        elif not name.endswith(".jsonl"):
+            if name.endswith(".tmp"):  # being written, or left by a process that was killed
+                _safe(_unlink_if_old, os.path.join(d, name))
+            continue
+        claimed = os.path.join(d, f"{name.split('.claimed.')[0]}.claimed.{me}")
+        with lock or _NOLOCK:  # a hook's watchdog waits: append + unlink stay together
+            try:
+                os.rename(os.path.join(d, name), claimed)
+            except OSError:
+                continue
+            total += _ingest(conn, claimed)
+    return total
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOLOCK = _NoLock()
+
+
+def _from_raw(raw: dict) -> list[dict]:
+    """Events of a payload spooled before the hook could map it (the hook's own time)."""
+    from brainbox.cli.hookmap import payload_to_records
+
+    from brainbox.recorder import normalize_many
+
+    records = payload_to_records(raw.get("agent") or "", raw.get("payload"), raw.get("event"))
+    for r in records:
+        if r.get("at") is None:
+            r["at"] = raw.get("at")
+    return normalize_many(records)[0]
+
+
+def _unlink_if_old(path: str, age: float = 60.0) -> None:
+    if time.time() - os.path.getmtime(path) > age:
+        os.unlink(path)
+
+
+def _ingest(conn, claimed: str) -> int:
+    from brainbox.storage import db as dbmod
+
+    events = []
+    with open(claimed, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and isinstance(e.get("raw"), dict):
+                events.extend(_from_raw(e["raw"]))
+            elif isinstance(e, dict) and all(k in e for k in ("at", "session", "project",
+                                                                "kind")):
+                events.append(e)
+    if events:
+        dbmod.append_events(conn, events)
+    os.unlink(claimed)
+    return len(events)
+
+
+# --------------------------------------------------------------------------- log
+
+
+def log_failure(agent, event, what: str, exc: BaseException | None = None) -> None:
+    """Append one entry (with the traceback) to hook-errors.log; never raises."""
+    try:
+        path = os.path.join(home(), LOG_NAME)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            if os.path.getsize(path) > LOG_MAX:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+        entry = f"=== {stamp} pid={os.getpid()} agent={agent} event={event}: {what[:500]}\n"
+        if exc is not None:
+            import traceback
+
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            entry += tb[-4000:]
+        with open(path, "a", encoding="utf-8", errors="replace") as fh:
+            fh.write(entry)
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def last_errors(n: int = 5) -> list[str]:
+    """The newest `n` entries of hook-errors.log (for `brainbox doctor`)."""
+    path = os.path.join(home(), LOG_NAME)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            fh.seek(max(0, os.path.getsize(path) - 64_000))
+            text = fh.read()
+    except OSError:
+        return []
+    entries = [e for e in text.split("=== ")[1:] if e.strip()]
+    return [e.rstrip()[:2000] for e in entries[-n:]]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

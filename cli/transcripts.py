@@ -1,0 +1,447 @@
+"""`brainbox import claude|codex`: past agent sessions into the memory, incrementally.
+
+Past sessions go through exactly the hooks' normalisation: each tool call becomes the
+payload its PostToolUse (or PostToolUseFailure) hook would have received, each user
+prompt a UserPromptSubmit payload, and `hookmap.payload_to_records` maps them; only `at`
+differs (the transcript's timestamp instead of "now"). So an import and a live session
+build the same memory, and our own injected blocks are stripped the same way.
+
+Standard library only; `cli` must not import `eval`, so this is a small parser of its own
+(the eval loader `eval/loaders/claude_code.py` serves replay with benchmark-specific rules).
+
+Claude Code (`~/.claude/projects/<encoded path>/<session>.jsonl`): `assistant` lines carry
+`tool_use` blocks, the following `user` lines their `tool_result` blocks (joined by id)
+and the structured `toolUseResult` a hook receives as `tool_response`. A user line is a
+prompt unless it carries tool results, is meta, a compaction summary, a slash-command or
+local-command echo, an interruption notice or a system reminder. A tool's time is its
+result's (the hook fires when the tool completes). Subagent transcripts
+(`<session>/subagents/agent-*.jsonl`) are imported as session `<session>/<agentId>`: a
+subagent works in a context of its own, so its co-access window is its own too.
+
+Codex CLI (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, `$CODEX_HOME` honoured): lines
+`{"timestamp", "type", "payload"}` with `session_meta` (id, cwd), `turn_context` (cwd),
+`event_msg` `user_message` (the prompt as typed) and `response_item`s: `function_call`
+(`shell`, `shell_command`, `exec_command`, `container.exec` -> the hooks' `Bash` with the
+command; `apply_patch`), `custom_tool_call` (freeform `apply_patch`), `local_shell_call`,
+each joined by `call_id` with its `*_output`. An output that is JSON with
+`metadata.exit_code` gives the exit code; a text output is scanned by hookmap ("Exit code:
+N"). Codex's PostToolUse also fires for failed commands, so every call maps to PostToolUse.
+Older rollouts without the envelope (items at the top level) are read too.
+
+Incremental: per file a cursor in `brainbox_meta` (`import:<agent>:<path>` -> byte
+offset, size, mtime, a hash of the first line) is written in the same transaction as the
+file's events. A re-run reads from the offset; an unchanged file costs one stat. A call
+whose result is not yet written holds the cursor back (and everything after it) while the
+file changed in the last `HOLD` seconds (the session may be live); older unanswered calls
+are skipped, as the hooks would never have seen them complete. A file whose first line
+changed is a different file and is read from the start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+HOLD = 600.0
+_SKIP_PROMPT = (
+    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+    "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below",
+    "[Request interrupted", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+    "<system-reminder>", "<user-prompt-submit-hook>", "This session is being continued",
+    "<task-notification>", "<bash-notification>", "<agent-notification>",
+)
+_CODEX_SKIP = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions",
+               "<user_shell_command>", "<turn_aborted>")
+_CODEX_SHELL = {"shell", "shell_command", "exec_command", "container.exec", "local_shell"}
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _lines(path: Path, offset: int):
+    """(start offset, end offset, parsed dict) of complete lines from `offset`."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        pos = offset
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # a line still being written
+            start, pos = pos, pos + len(raw)
+            try:
+                d = json.loads(raw.decode("utf-8", "replace"))
+            except ValueError:
+                continue
+            if isinstance(d, dict):
+                yield start, pos, d
+
+
+def _text_of(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for c in content:
+            if isinstance(c, dict) and c.get("type") in ("text", "input_text", "output_text"):
+                parts.append(str(c.get("text", "")))
+            elif isinstance(c, str):
+                parts.append(c)
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+def _claude_prompt(d: dict) -> str | None:
+    if d.get("isMeta") or d.get("isCompactSummary") or d.get("isVisibleInTranscriptOnly"):
+        return None
+    msg = d.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, list) and any(
+            isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
+        return None
+    text = _text_of(content).strip()
+    if not text or text.startswith(_SKIP_PROMPT):
+        return None
+    return text
+
+
+def claude_items(path: Path, offset: int = 0):
+    """Parse from `offset`: (items, resolved_until) where items are (start offset, at,
+    payload, resolved) in order and payloads are hook payloads."""
+    uses, results, order = {}, {}, []
+    session_override = None
+    for start, end, d in _lines(path, offset):
+        kind = d.get("type")
+        if d.get("isSidechain") and d.get("agentId") and session_override is None:
+            session_override = f"{d.get('sessionId')}/{d.get('agentId')}"
+        if kind == "assistant":
+            content = (d.get("message") or {}).get("content")
+            for c in content if isinstance(content, list) else ():
+                if isinstance(c, dict) and c.get("type") == "tool_use" and c.get("id"):
+                    uses[c["id"]] = (start, d, c)
+                    order.append(("tool", c["id"]))
+        elif kind == "user":
+            content = (d.get("message") or {}).get("content")
+            for c in content if isinstance(content, list) else ():
+                if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id"):
+                    results.setdefault(c["tool_use_id"], (c, d))
+            text = _claude_prompt(d)
+            if text is not None:
+                order.append(("prompt", (start, d, text)))
+    items = []
+    for kind, ref in order:
+        if kind == "prompt":
+            start, d, text = ref
+            payload = {"session_id": session_override or d.get("sessionId"), "cwd": d.get("cwd"),
+                       "transcript_path": str(path), "hook_event_name": "UserPromptSubmit",
+                       "prompt": text}
+            items.append((start, d.get("timestamp"), payload, True))
+            continue
+        start, d, use = uses[ref]
+        res = results.get(ref)
+        payload = {"session_id": session_override or d.get("sessionId"), "cwd": d.get("cwd"),
+                   "transcript_path": str(path), "tool_name": use.get("name"),
+                   "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
+                   "tool_use_id": ref}
+        at = d.get("timestamp")
+        if res is not None:
+            block, rline = res
+            at = rline.get("timestamp") or at
+            text = _text_of(block.get("content"))
+            if block.get("is_error"):
+                payload.update(hook_event_name="PostToolUseFailure", error=text,
+                               is_interrupt=False)
+            else:
+                structured = rline.get("toolUseResult")
+                payload.update(hook_event_name="PostToolUse",
+                               tool_response=structured if structured is not None else text)
+        items.append((start, at, payload, res is not None))
+    return items
+
+
+# --------------------------------------------------------------------------- Codex CLI
+
+
+def _codex_output(raw) -> object:
+    if isinstance(raw, dict):
+        raw = raw.get("output", raw)
+    if not isinstance(raw, str):
+        return raw
+    if raw[:1] == "{":
+        try:
+            d = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(d, dict):
+            meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+            out = {"output": d.get("output", "")}
+            if isinstance(meta.get("exit_code"), int):
+                out["exit_code"] = meta["exit_code"]
+            return out
+    return raw
+
+
+def _codex_call(p: dict, cwd: str | None):
+    """(tool_name, tool_input, cwd) of a Codex call item."""
+    kind, name = p.get("type"), p.get("name") or ""
+    if kind == "local_shell_call":
+        action = p.get("action") or {}
+        return "Bash", {"command": action.get("command")}, action.get("working_directory") or cwd
+    if kind == "custom_tool_call":
+        return name, {"command": p.get("input")} if name == "apply_patch" else {"input": p.get(
+            "input")}, cwd
+    args = p.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = {"input": args} if name != "apply_patch" else {"command": args}
+    if not isinstance(args, dict):
+        args = {}
+    if name in _CODEX_SHELL:
+        command = args.get("command") if "command" in args else args.get("cmd")
+        if isinstance(command, list) and command[:1] == ["apply_patch"] and len(command) > 1:
+            return "apply_patch", {"command": command[1]}, args.get("workdir") or cwd
+        return "Bash", {"command": command}, args.get("workdir") or cwd
+    if name == "apply_patch":
+        return "apply_patch", {"command": args.get("input") or args.get("patch")}, cwd
+    return name, args, cwd
+
+
+def codex_items(path: Path, offset: int = 0):
+    session = None
+    m = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", path.name)
+    session = m.group(1) if m else path.stem
+    cwd = None
+    calls, outputs, order = {}, {}, []
+    typed_prompts = False
+    user_items = []
+    # session_meta sits on the first line: read it even when resuming mid-file
+    if offset:
+        for _, _, d in _lines(path, 0):
+            p = d.get("payload") if isinstance(d.get("payload"), dict) else d
+            if d.get("type") == "session_meta":
+                session = p.get("id") or session
+                cwd = p.get("cwd") or cwd
+            break
+    for start, end, d in _lines(path, offset):
+        kind = d.get("type")
+        p = d.get("payload") if isinstance(d.get("payload"), dict) else d
+        at = d.get("timestamp")
+        if kind == "session_meta":
+            session = p.get("id") or session
+            cwd = p.get("cwd") or cwd
+            continue
+        if kind == "turn_context":
+            cwd = p.get("cwd") or cwd
+            continue
+        if kind == "event_msg":
+            if p.get("type") == "user_message" and isinstance(p.get("message"), str):
+                typed_prompts = True
+                order.append(("prompt", (start, at, p["message"], cwd)))
+            continue
+        ptype = p.get("type")
+        if ptype == "message" and p.get("role") == "user":
+            user_items.append(("prompt", (start, at, _text_of(p.get("content")), cwd)))
+        elif ptype in ("function_call", "custom_tool_call", "local_shell_call"):
+            cid = p.get("call_id") or p.get("id")
+            if cid:
+                calls[cid] = (start, at, p, cwd)
+                order.append(("tool", cid))
+        elif ptype in ("function_call_output", "custom_tool_call_output") and p.get("call_id"):
+            outputs.setdefault(p["call_id"], (at, p.get("output")))
+    if not typed_prompts:  # older rollouts: no event_msg, use user messages
+        order = sorted(order + user_items, key=lambda x: x[1][0] if x[0] == "prompt"
+                       else calls[x[1]][0])
+    items = []
+    for kind, ref in order:
+        if kind == "prompt":
+            start, at, text, pcwd = ref
+            text = (text or "").strip()
+            if not text or text.startswith(_CODEX_SKIP):
+                continue
+            items.append((start, at, {"session_id": session, "cwd": pcwd,
+                                      "hook_event_name": "UserPromptSubmit", "prompt": text},
+                          True))
+            continue
+        start, at, p, ccwd = calls[ref]
+        name, inp, ccwd = _codex_call(p, ccwd)
+        out = outputs.get(ref)
+        payload = {"session_id": session, "cwd": ccwd, "hook_event_name": "PostToolUse",
+                   "tool_name": name, "tool_input": inp, "tool_use_id": ref}
+        if out is not None:
+            at = out[0] or at
+            payload["tool_response"] = _codex_output(out[1])
+        items.append((start, at, payload, out is not None))
+    return items
+
+
+# --------------------------------------------------------------------------- import
+
+
+def parse_since(value: str | None) -> float | None:
+    """`30d`, `12h`, `2w`, `90m` or an ISO date -> a Unix time; None for no limit."""
+    if not value:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", value)
+    if m:
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+        return time.time() - float(m.group(1)) * unit
+    from brainbox.events import EventError, parse_time
+
+    try:
+        return parse_time(value)
+    except EventError as exc:
+        raise ValueError(f"--since: expected 30d, 12h, 2w or a date, got {value!r}") from exc
+
+
+def default_root(agent: str) -> Path:
+    if agent == "claude":
+        return Path.home() / ".claude" / "projects"
+    codex = os.environ.get("CODEX_HOME")
+    return (Path(codex).expanduser() if codex else Path.home() / ".codex") / "sessions"
+
+
+def find_files(agent: str, root: Path) -> list[Path]:
+    root = Path(root).expanduser()
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    pattern = "*.jsonl" if agent == "claude" else "rollout-*.jsonl"
+    files = sorted(root.rglob(pattern))
+    if agent == "codex" and not files:
+        files = sorted(root.rglob("*.jsonl"))
+    # a session before its subagents (both sort by path: `<id>.jsonl` < `<id>/...`)
+    return files
+
+
+def _head_hash(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha1(fh.readline()).hexdigest()[:16]
+
+
+def _inside(path: str | None, project: str | None) -> bool:
+    if not project:
+        return True
+    if not isinstance(path, str) or not path:
+        return False
+    p, root = os.path.normpath(path), os.path.normpath(project)
+    return p == root or p.startswith(root.rstrip("/") + "/")
+
+
+def import_sessions(agent: str, root=None, *, project: str | None = None,
+                    since: float | None = None, conn=None, now: float | None = None) -> dict:
+    """Import every transcript under `root` past its cursor; returns counts."""
+    from brainbox.cli.hookmap import payload_to_records
+    from brainbox.cli.hooks import drain_spool
+    from brainbox.storage import db as dbmod
+
+    from brainbox.events import EventError, normalize, parse_time
+
+    if agent not in ("claude", "codex"):
+        raise ValueError(f"unknown agent {agent!r}")
+    root = Path(root).expanduser() if root else default_root(agent)
+    now = time.time() if now is None else now
+    project = os.path.abspath(os.path.expanduser(project)) if project else None
+    own = conn is None
+    conn = conn or dbmod.connect()
+    parse = claude_items if agent == "claude" else codex_items
+    stats = {"agent": agent, "root": str(root), "files": 0, "files_read": 0, "events": 0,
+             "tools": 0, "prompts": 0, "skipped": 0, "rejected": 0, "held_back": 0}
+    try:
+        drain_spool(conn)
+        for path in find_files(agent, root):
+            stats["files"] += 1
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if since is not None and st.st_mtime < since:
+                continue
+            key = f"import:{agent}:{path.resolve()}"
+            try:
+                cur = json.loads(dbmod.get_meta(conn, key) or "{}")
+            except ValueError:
+                cur = {}
+            if cur and cur.get("size") == st.st_size and cur.get("mtime") == st.st_mtime:
+                continue
+            offset = int(cur.get("offset") or 0)
+            head = _head_hash(path)
+            if cur.get("head") != head or offset > st.st_size:
+                offset = 0
+            stats["files_read"] += 1
+            live = now - st.st_mtime < HOLD
+            groups: list[tuple[int, list[dict]]] = []  # (line offset, its events)
+            until = st.st_size
+            for start, at, payload, resolved in parse(path, offset):
+                if not resolved:
+                    if live:
+                        # hold back from this call's line: calls sharing the line with
+                        # it are imported next time, together
+                        until = start
+                        while groups and groups[-1][0] >= start:
+                            groups.pop()
+                        stats["held_back"] += 1
+                        break
+                    stats["skipped"] += 1
+                    continue
+                if not _inside(payload.get("cwd"), project):
+                    continue
+                try:
+                    when = parse_time(at) if at else None
+                except EventError:
+                    when = None
+                if since is not None and when is not None and when < since:
+                    continue
+                evs = []
+                for rec in payload_to_records(agent, payload):
+                    rec["at"] = when
+                    if project:
+                        rec["project"] = project
+                    try:
+                        evs.append(normalize(rec))
+                    except EventError:
+                        stats["rejected"] += 1
+                groups.append((start, evs))
+            events = [e for _, evs in groups for e in evs]
+            for e in events:
+                stats["tools" if e["kind"] == "tool" else "prompts"] += 1
+            if until == st.st_size:
+                until = _complete_size(path, st.st_size)
+            cursor = {"offset": until, "size": st.st_size, "mtime": st.st_mtime, "head": head}
+            if until < st.st_size:
+                cursor["size"] = cursor["mtime"] = None  # read it again next time
+            with dbmod.atomic(conn):
+                if events:
+                    dbmod.append_events(conn, events)
+                dbmod.set_meta(conn, key, json.dumps(cursor))
+            stats["events"] += len(events)
+    finally:
+        if own:
+            conn.close()
+    return stats
+
+
+def _complete_size(path: Path, size: int) -> int:
+    """The offset after the last complete line (a partial last line is read next time)."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n" or size == 0:
+            return size
+        step = 65536
+        pos = size
+        while pos > 0:
+            lo = max(0, pos - step)
+            fh.seek(lo)
+            chunk = fh.read(pos - lo)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                return lo + nl + 1
+            pos = lo
+        return 0

@@ -1,0 +1,211 @@
+"""The resident daemon: lifecycle, single instance, stale socket, protocol, freshness."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from brainbox.cli import daemon, hooks
+from brainbox.storage import db as dbmod
+
+
+def cli(*args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "brainbox.cli.entry", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def wait_running(home, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = daemon.status(home)
+        if st["running"]:
+            return st
+        time.sleep(0.1)
+    log = home / daemon.LOG_NAME
+    raise AssertionError(f"daemon did not start: {log.read_text() if log.exists() else ''}")
+
+
+@pytest.fixture
+def home(brainbox_home):
+    brainbox_home.mkdir(parents=True, exist_ok=True)
+    yield brainbox_home
+    daemon.stop(brainbox_home, wait=10)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for f in ("src/auth/login.py", "src/auth/session.py", "src/billing.py"):
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text("x\n")
+    return root
+
+
+def hook(repo, name, path, session="s1"):
+    p = {"session_id": session, "cwd": str(repo), "hook_event_name": "PostToolUse",
+         "tool_name": name, "tool_input": {"file_path": str(repo / path)}, "tool_response": {}}
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude",
+                        "PostToolUse"], input=json.dumps(p), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout == ""
+
+
+# --------------------------------------------------------------------------- in-process
+
+
+def test_service_answers_every_op(repo):
+    for s in range(3):
+        hook(repo, "Read", "src/auth/login.py", f"p{s}")
+        hook(repo, "Edit", "src/auth/session.py", f"p{s}")
+    svc = daemon.Service()
+    try:
+        assert svc.handle({"op": "ping"})["result"]["pid"] == os.getpid()
+        assert svc.handle({"op": "sync"})["result"]["folded"] == 6
+        rec = svc.handle({"op": "recall", "query": "login", "project": str(repo)})["result"]
+        assert rec[0]["path"] == "src/auth/login.py"
+        assert svc.handle({"op": "predict", "session": "p2"})["result"]
+        sug = svc.handle({"op": "suggest", "query": "auth login", "project": str(repo),
+                          "session": "new"})["result"]
+        assert "src/auth/login.py — matches query" in sug["text"]
+        assert {it["path"] for it in sug["items"]} >= {"src/auth/login.py"}
+        start = svc.handle({"op": "start", "project": str(repo), "max_chars": 1200})["result"]
+        assert "src/auth/session.py" in start["text"]
+        assert svc.handle({"op": "stats"})["result"]["events"] == 6
+        assert svc.handle({"op": "nope"}) == {"ok": False, "error": "unknown op 'nope'"}
+        assert not svc.handle([1, 2])["ok"]
+        assert "serves" in svc.handle({"op": "stats", "db": "/elsewhere.db"})["error"]
+    finally:
+        svc.close()
+
+
+def test_service_reloads_after_forget(repo):
+    hook(repo, "Read", "src/auth/login.py")
+    hook(repo, "Read", "src/billing.py")
+    svc = daemon.Service()
+    try:
+        q = {"op": "recall", "query": "login billing", "project": str(repo)}
+        assert {r["path"] for r in svc.handle(q)["result"]} == {"src/auth/login.py",
+                                                               "src/billing.py"}
+        r = cli("forget", "src/auth/login.py", "--cwd", str(repo), "--json")
+        assert r.returncode == 0, r.stderr
+        assert {r["path"] for r in svc.handle(q)["result"]} == {"src/billing.py"}
+    finally:
+        svc.close()
+
+
+def test_long_home_paths_get_a_short_socket(tmp_path):
+    deep = tmp_path / ("d" * 120)
+    path = daemon.socket_path(deep)
+    assert len(path.encode()) <= 100 and path.startswith("/tmp/brainbox-")
+    assert daemon.socket_path(Path("/tmp/h")) == "/tmp/h/daemon.sock"
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def test_serve_detach_status_stop_and_json(home, repo):
+    hook(repo, "Read", "src/auth/login.py")
+    r = cli("serve", "--detach", "--json")
+    assert r.returncode == 0, r.stderr
+    st = wait_running(home)
+    assert st["db"] == str(dbmod.default_db_path())
+    r = cli("serve", "--status", "--json")
+    data = json.loads(r.stdout)
+    assert data["running"] and data["pid"] == st["pid"]
+    # the daemon answers over the socket with the same JSON-lines protocol
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(daemon.socket_path(home))
+    s.sendall(b'not json\n{"op": "ping"}\n')
+    f = s.makefile("rb")
+    assert json.loads(f.readline()) == {"ok": False, "error": "not JSON"}
+    assert json.loads(f.readline())["result"]["pid"] == st["pid"]
+    s.close()
+    r = cli("serve", "--stop", "--json")
+    assert json.loads(r.stdout)["stopped"] is True
+    assert not daemon.status(home)["running"]
+    assert not Path(daemon.socket_path(home)).exists()
+    assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
+
+
+def test_one_daemon_per_home(home):
+    assert daemon.spawn(home, force=True)
+    st = wait_running(home)
+    r = cli("serve", timeout=120)  # a second one in the foreground exits at once
+    assert r.returncode == 0 and "already serves" in r.stderr
+    assert daemon.spawn(home) is False  # alive: no new spawn
+    assert daemon.status(home)["pid"] == st["pid"]
+
+
+def test_a_stale_socket_is_replaced(home):
+    path = daemon.socket_path(home)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.close()  # the file stays, nobody listens: a daemon that crashed
+    assert Path(path).exists() and not daemon.status(home)["running"]
+    assert daemon.request({"op": "ping"}, 0.5, home) is None
+    assert daemon.spawn(home, force=True)
+    assert wait_running(home)["running"]
+
+
+def test_the_daemon_sees_events_hooks_appended_since(home, repo):
+    hook(repo, "Read", "src/auth/login.py")
+    daemon.spawn(home, force=True)
+    wait_running(home)
+    first = daemon.call("recall", 30, home, query="login billing", project=str(repo))
+    assert [r["path"] for r in first] == ["src/auth/login.py"]
+    hook(repo, "Read", "src/billing.py")
+    again = daemon.call("recall", 30, home, query="login billing", project=str(repo))
+    assert {r["path"] for r in again} == {"src/auth/login.py", "src/billing.py"}
+    assert daemon.call("stats", 30, home)["events"] == 2
+
+
+def test_the_daemon_exits_when_idle(home):
+    p = subprocess.Popen([sys.executable, "-m", "brainbox.cli.daemon", "--serve", "--idle", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.wait(timeout=120) == 0
+    assert not Path(daemon.socket_path(home)).exists()
+    assert daemon._lock_free(home)
+
+
+def test_a_prompt_hook_starts_the_daemon_and_still_answers(home, repo, monkeypatch):
+    for s in range(3):
+        hook(repo, "Read", "src/auth/login.py", f"p{s}")
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "30")  # a loaded test machine
+    p = {"session_id": "s9", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+         "prompt": "the login page"}
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude",
+                        "UserPromptSubmit"], input=json.dumps(p), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0
+    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "src/auth/login.py" in ctx  # answered in-process while the daemon starts
+    wait_running(home)
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude",
+                        "UserPromptSubmit"], input=json.dumps(p), capture_output=True,
+                       text=True, timeout=120)
+    assert "src/auth/login.py" in json.loads(r.stdout)["hookSpecificOutput"][
+        "additionalContext"]
+    assert daemon.status(home)["requests"] >= 1
+
+
+def test_hooks_fold_through_the_daemon_at_stop(home, repo, monkeypatch):
+    for s in range(3):
+        hook(repo, "Read", "src/auth/login.py", f"p{s}")
+    daemon.spawn(home, force=True)
+    wait_running(home)
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "30")
+    hooks.remember("s1", {"after_id": 0, "at": 0, "project": str(repo), "chars": 100,
+                          "items": [{"path": "src/auth/login.py", "rank": 1, "via": None}]})
+    stop = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "Stop"}
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude", "Stop"],
+                       input=json.dumps(stop), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == ""
+    stats = daemon.call("stats", 30, home)
+    assert stats["watermark"] == stats["events"] == 5  # 3 tools, stop, feedback: all folded

@@ -1,0 +1,95 @@
+"""`brainbox mcp` driven by the official SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "decay"}
+
+
+def run_session(script):
+    async def main():
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "brainbox.cli.entry", "mcp"],
+                                       env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await script(session)
+
+    return asyncio.run(asyncio.wait_for(main(), 300))
+
+
+def test_mcp_tools_over_stdio(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    err = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'yaml'"
+
+    async def script(s):
+        out = {}
+        listed = (await s.list_tools()).tools
+        out["tools"] = {t.name: t.inputSchema for t in listed}
+        call = s.call_tool
+        for sess in ("a", "b", "c"):
+            r = await call("record", {"session": sess, "cwd": str(repo), "tool": "Read",
+                                      "files": ["src/auth/login.py"]})
+            assert not r.isError, r.content
+            await call("record", {"session": sess, "cwd": str(repo), "tool": "Edit",
+                                  "files": ["src/auth/session.py"]})
+        out["recall"] = (await call("recall", {"query": "login", "cwd": str(repo)}))
+        out["explain"] = await call("explain", {"path": "src/auth/session.py",
+                                                "query": "login", "cwd": str(repo)})
+        out["missing"] = await call("explain", {"path": "nope.py", "query": "x",
+                                                "cwd": str(repo)})
+        out["error1"] = await call("error", {"text": err, "session": "d", "cwd": str(repo)})
+        out["resolve"] = await call("resolve", {"error": err, "files": ["setup.py"],
+                                                "cwd": str(repo)})
+        out["error2"] = await call("error", {"text": err, "session": "e", "cwd": str(repo)})
+        out["predict"] = await call("predict_next", {"session": "c"})
+        out["stats"] = await call("stats", {})
+        out["decay"] = await call("decay", {"now": "2030-01-01T00:00:00Z"})
+        out["bad"] = await call("recall", {"limit": 5})  # missing the required query
+        return out
+
+    out = run_session(script)
+    assert set(out["tools"]) == TOOLS
+    for name, schema in out["tools"].items():
+        assert schema["type"] == "object", name
+    assert out["tools"]["recall"]["required"] == ["query"]
+    assert out["tools"]["recall"]["properties"]["limit"]["type"] == "integer"
+    assert out["tools"]["resolve"]["properties"]["files"]["type"] == "array"
+    recall = out["recall"].structuredContent
+    assert recall["results"][0]["path"] == "src/auth/login.py"
+    exp = out["explain"].structuredContent
+    assert exp["path"] == "src/auth/session.py" and exp["incoming"]
+    assert out["missing"].isError and "not in memory" in out["missing"].content[0].text
+    assert out["error1"].structuredContent["fingerprint"] == "PYTHON_TRACEBACK|importing"
+    assert out["error1"].structuredContent["fix_files"] == []
+    fixes = out["error2"].structuredContent["fix_files"]
+    assert fixes[0]["path"] == "setup.py" and fixes[0]["weight"] > 0.8
+    assert out["predict"].structuredContent["tools"]
+    stats = out["stats"].structuredContent
+    assert stats["events"] == 9 and stats["resources"]["error"] == 1
+    assert "associations" in out["decay"].structuredContent
+    assert out["bad"].isError
+
+
+def test_mcp_without_the_sdk_says_how_to_install_it(tmp_path):
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "mcp").mkdir()
+    (blocker / "mcp" / "__init__.py").write_text("raise ImportError('no mcp here')\n")
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "mcp"], capture_output=True,
+                       text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert "pip install 'brainbox[mcp]'" in r.stderr and "Traceback" not in r.stderr
