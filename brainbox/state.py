@@ -206,6 +206,12 @@ class State:
         self._pend_n = 0
         self._pend_by_term.clear()
 
+    def doc_freq(self, tid: int) -> int:
+        """Resources whose context holds the term (an upper bound while additions pend)."""
+        csc = self._ctx
+        n = int(csc.indptr[tid + 1] - csc.indptr[tid]) if tid < csc.shape[1] else 0
+        return n + len(self._pend_by_term.get(tid, ()))
+
     def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A context term's postings: (consolidated rows, tf) and (pending rows, tf); the
         two row sets may overlap, and the caller sums them."""
