@@ -1,0 +1,275 @@
+"""Replay of one repository series without foresight (DESIGN §5, paper §4.3).
+
+:func:`replay_series` is the unit of work: a pure function of (tasks, settings) returning
+plain data, so it runs the same in-process, on a process pool or on a Dask worker.
+
+Per series: a fresh :class:`brainbox.state.State` (the in-memory fold *is* the production
+code path; SQLite only persists it), one :class:`brainbox.recall.Index`, a
+:class:`Baselines` set and one simulated clock. Per task, in PR order:
+
+1. Freeze ``U_t`` (registry sizes, see :mod:`.probes`).
+2. P1: ``recall(description, project=root, session=None)`` (through the engine's
+   ``rank_ids``, recall without building ``Result`` objects) and every baseline rank before
+   anything of the task is folded. Nothing of the task is in memory yet, so every file
+   recall can return is in ``U_t`` and ``limit=10`` is exact.
+3. Fold a prompt event carrying the description into the task's session (the engine then
+   attaches its terms to the files the session touches).
+4. For each event: P3 (``predict_tools``) if it is a tool call, P2 (``recall`` with the
+   description as query and the task's session) if it names files; then fold the event.
+   Rankings are filtered to ``U_t`` and cut to 10 files / 3 tools. To be exact after
+   filtering, the engine is asked for ``10 + m`` files (``3 + m`` tools), where ``m``
+   counts resources first seen in this task: at most ``m`` results can be filtered out.
+5. The task's new resources join the universe for later tasks.
+
+**Clock.** Recorded timestamps are ignored (some sources have none, and gaps of days
+between tasks would let decay-sensitive channels see what the paper's protocol hides).
+A series starts at ``T0``; the prompt event of a task and each of its events take the
+next second; one extra second separates tasks. ``now=`` of every prediction is the time
+the predicted event will be recorded at.
+
+**Timings.** Seconds spent in normalisation, engine recall (P1 + P2), engine tool
+prediction (P3), engine fold, baseline ranking and baseline updates are accumulated; the
+rest of the loop is "bookkeeping".
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+
+from brainbox.eval.baselines import METHODS as BASELINE_METHODS
+from brainbox.eval.baselines import Baselines
+from brainbox.eval.metrics import K_FILES, K_TOOLS
+from brainbox.eval.probes import Registry, count_probe, new_task_record
+
+from brainbox.events import EventError, normalize
+from brainbox.recall import Index, Params, predict_tools, recall
+from brainbox.state import State
+
+try:  # the engine's fast path for replay: resource ids, no Result objects
+    from brainbox.recall import rank_ids
+except ImportError:  # pragma: no cover - older engines
+    rank_ids = None
+
+METHODS = ("brainbox",) + BASELINE_METHODS
+T0 = 1_700_000_000.0
+PARTS = ("normalize", "recall", "predict_tools", "fold", "baselines_rank", "baselines_update")
+
+
+def _prompt_event(session: str, root: str, text: str) -> dict:
+    ev = normalize({"session": session, "cwd": root, "project": root, "kind": "prompt",
+                    "prompt": text or "", "at": T0})
+    ev["prompt"] = ev["prompt"] or ""
+    return ev
+
+
+def _normalized(task) -> tuple[list[dict], int]:
+    out, skipped = [], 0
+    for raw in task.events:
+        try:
+            out.append(normalize(raw))
+        except EventError:
+            skipped += 1
+    return out, skipped
+
+
+_WARM = False
+
+
+def warmup() -> float:
+    """Load the engine's jitted kernels once per process (seconds taken), so that series
+    timings measure replay, not compilation or cache loading."""
+    global _WARM
+    if _WARM:
+        return 0.0
+    t = time.perf_counter()
+    st = State()
+    evs = [normalize({"session": "w", "cwd": "/w", "project": "/w", "tool": tool,
+                      "files": [f"/w/src/{name}.py"], "at": T0 + i})
+           for i, (tool, name) in enumerate([("Read", "a"), ("Edit", "b")] * 3)]
+    for ev in evs:
+        st.fold([ev])
+        recall(Index(st), "a b", project="/w", session="w", now=T0 + 10)
+        predict_tools(st, "w")
+    _WARM = True
+    return time.perf_counter() - t
+
+
+def _rr(ranking: list, gold: set) -> float:
+    """Reciprocal rank of the first gold item (rankings are already cut to k)."""
+    if len(gold) == 1:
+        for g in gold:
+            if g in ranking:
+                return 1.0 / (ranking.index(g) + 1)
+            return 0.0
+    for i, item in enumerate(ranking):
+        if item in gold:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def _score(record: dict, rankings: list, gold: set) -> None:
+    record["scored"] += 1
+    rr = record["rr"]
+    for j, ranking in enumerate(rankings):
+        if ranking:
+            rr[j] += _rr(ranking, gold)
+
+
+def _engine_files(index, state, query: str, fget, **kw) -> list:
+    """Registry ids (any, unfiltered) of the engine's ranking, best first."""
+    if rank_ids is not None:
+        proj, key = state.res_project, state.res_key
+        ids = (fget((proj[r], key[r])) for r in rank_ids(index, query, **kw).tolist())
+    else:
+        project = kw.get("project")
+        ids = (fget((project, r.path)) for r in recall(index, query, **kw))
+    return [i for i in ids if i is not None]
+
+
+def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
+                  trace=None, on_task=None) -> dict:
+    """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
+
+    ``trace(kind, **info)``, when given, sees every frozen universe and every scored
+    ranking (tests use it); ``on_task(n_events)`` is called after each task (progress).
+    Returns ``{"series", "tasks": [per-task records], "events", "skipped_events",
+    "timings": {part: seconds, "total": wall seconds, "cpu": process CPU seconds}}``.
+    """
+    params = Params(ablate=frozenset(ablate))
+    state = State()
+    index = Index(state)
+    files, tools = Registry(), Registry()
+    fget, tget = files.ids.get, tools.ids.get
+    base = Baselines(seed, series, K_FILES, K_TOOLS)
+    perf = time.perf_counter
+    t_start, c_start = perf(), time.process_time()
+    t_norm = t_recall = t_pred = t_fold = t_brank = t_bupd = 0.0
+    clock = t0
+    records, n_events, n_skipped = [], 0, 0
+    n_methods = len(METHODS)
+
+    for ti, task in enumerate(tasks):
+        t = perf()
+        events, skipped = _normalized(task)
+        t_norm += perf() - t
+        n_skipped += skipped
+        nf, nt = len(files), len(tools)  # U_t: ids below these
+        root = events[0]["project"] if events else posixpath.normpath(task.project or "/")
+        session = events[0]["session"] if events else task.id
+        rec = new_task_record(task, n_methods, len(events), (nf, nt))
+        probes = rec["probes"]
+        p2, p3 = probes["P2"], probes["P3"]
+        desc = task.description or ""
+        if trace:
+            trace("universe", task=ti, files=set(files.keys[:nf]), tools=set(tools.keys[:nt]))
+
+        # P1: from the description, before anything of the task is folded.
+        gold = {}
+        for p, paths in (("P1-edit", task.gold_edit), ("P1-read", task.gold_read)):
+            ids = (fget((root, g)) for g in paths)
+            gold[p] = {i for i in ids if i is not None and i < nf}
+            count_probe(probes[p], len(paths), len(gold[p]))
+        t = perf()
+        base.begin_task(task.id, desc, len(events), nf, nt)
+        t_bupd += perf() - t
+        if gold["P1-edit"] or gold["P1-read"]:
+            t = perf()
+            mine = _engine_files(index, state, desc, fget, project=root, session=None,
+                                 limit=K_FILES, now=clock, params=params)
+            t1 = perf()
+            bl = base.rank_files(nf, 0)
+            t_brank += perf() - t1
+            t_recall += t1 - t
+            rankings = [[i for i in mine if i < nf][:K_FILES]] + bl
+            for p in ("P1-edit", "P1-read"):
+                if gold[p]:
+                    _score(probes[p], rankings, gold[p])
+                    if trace:
+                        trace("rank", task=ti, step=-1, probe=p, rankings=rankings, gold=gold[p])
+
+        pev = _prompt_event(session, root, desc)
+        pev["at"] = clock
+        t = perf()
+        state.fold([pev])
+        t1 = perf()
+        base.prompt(session, pev["prompt"])
+        t_fold += t1 - t
+        t_bupd += perf() - t1
+        clock += 1.0
+
+        for step, ev in enumerate(events):
+            ev["at"] = clock
+            is_tool = ev["kind"] == "tool" and bool(ev["tool"])
+            if is_tool:
+                sess, efiles = ev["session"], ev["files"]
+                tid = tget(ev["tool"])
+                p3["probes"] += 1
+                p3["gold"] += 1
+                if tid is not None and tid < nt:
+                    p3["eligible"] += 1
+                    t = perf()
+                    pred = predict_tools(state, sess, k=K_TOOLS + len(tools) - nt)
+                    t1 = perf()
+                    bl = base.rank_tools(nt, step + 1)
+                    t_brank += perf() - t1
+                    t_pred += t1 - t
+                    mine = [i for i in (tget(name) for name, _ in pred) if i is not None and i < nt]
+                    rankings = [mine[:K_TOOLS]] + bl
+                    p3["scored"] += 1
+                    rr = p3["rr"]
+                    for j, ranking in enumerate(rankings):
+                        if tid in ranking:
+                            rr[j] += 1.0 / (ranking.index(tid) + 1)
+                    if trace:
+                        trace("rank", task=ti, step=step, probe="P3", rankings=rankings,
+                              gold={tid})
+                if efiles:
+                    proj = ev["project"]
+                    g = {i for i in (fget((proj, f)) for f in efiles) if i is not None and i < nf}
+                    p2["probes"] += 1
+                    p2["gold"] += 1
+                    if g:
+                        p2["eligible"] += 1
+                        t = perf()
+                        mine = _engine_files(index, state, desc, fget, project=proj,
+                                             session=sess, limit=K_FILES + len(files) - nf,
+                                             now=clock, params=params)
+                        t1 = perf()
+                        bl = base.rank_files(nf, step + 1)
+                        t_brank += perf() - t1
+                        t_recall += t1 - t
+                        rankings = [[i for i in mine if i < nf][:K_FILES]] + bl
+                        _score(p2, rankings, g)
+                        if trace:
+                            trace("rank", task=ti, step=step, probe="P2", rankings=rankings,
+                                  gold=g)
+            t = perf()
+            state.fold([ev])
+            t1 = perf()
+            t_fold += t1 - t
+            if is_tool:
+                tid, new_tool = tools.add(ev["tool"], ti)
+                proj = ev["project"]
+                triples = [(*files.add((proj, f), ti), f) for f in efiles]
+                t1 = perf()
+                base.tool_event(sess, tid, ev["tool"], new_tool, triples, ev["args"])
+                t_bupd += perf() - t1
+            elif ev["kind"] == "prompt":
+                base.prompt(ev["session"], ev["prompt"])
+                t_bupd += perf() - t1
+            clock += 1.0
+        t = perf()
+        base.end_task()
+        t_bupd += perf() - t
+        clock += 1.0  # the gap between tasks
+        n_events += len(events)
+        records.append(rec)
+        if on_task:
+            on_task(len(events))
+
+    timers = {"normalize": t_norm, "recall": t_recall, "predict_tools": t_pred, "fold": t_fold,
+              "baselines_rank": t_brank, "baselines_update": t_bupd,
+              "total": perf() - t_start, "cpu": time.process_time() - c_start}
+    return {"series": series, "tasks": records, "events": n_events,
+            "skipped_events": n_skipped, "timings": timers}

@@ -1,0 +1,364 @@
+"""Running a whole replay: sources -> series -> executor -> merged results (the JSON).
+
+Repository series are independent, so they are the unit of parallel work:
+
+- ``workers=1``: in this process (the default; fine-grained progress).
+- ``workers=N``: a ``ProcessPoolExecutor`` with the *spawn* start method (the same on every
+  platform, and safe with numba's threads); sources are loaded on the pool too. Series are
+  submitted largest first, which shortens the tail of the schedule.
+- ``scheduler="tcp://host:port"``: a Dask cluster (``distributed.Client``; the optional
+  ``dask`` extra). Sources are read here and the tasks shipped, so workers need no access
+  to the data.
+
+:func:`run_series` is the top-level, picklable worker function. Whatever runs it, results
+are merged in a canonical order (source, then repository), and the replay of a series
+depends only on its tasks and the settings, so the JSON is identical, apart from
+``timings``, for any number of workers and either executor.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as queue_mod
+import subprocess
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
+from pathlib import Path
+
+from brainbox.eval import sources as S
+from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
+from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
+
+from brainbox import BrainboxError
+
+SCHEMA = "brainbox.replay/1"
+
+
+class Progress:
+    """``\\r`` progress on stderr: tasks done, events, events/s. No dependency."""
+
+    def __init__(self, total_tasks: int | None, enabled: bool = True, stream=None,
+                 interval: float = 0.25):
+        self.total, self.enabled = total_tasks, enabled
+        self.stream = stream or sys.stderr
+        self.tasks = self.events = 0
+        self.t0 = self.last = time.perf_counter()
+        self.interval = interval
+
+    def update(self, tasks: int = 0, events: int = 0, force: bool = False) -> None:
+        self.tasks += tasks
+        self.events += events
+        now = time.perf_counter()
+        if self.enabled and (force or now - self.last >= self.interval):
+            self.last = now
+            dt = max(now - self.t0, 1e-9)
+            total = f"/{self.total}" if self.total else ""
+            self.stream.write(f"\rreplay: {self.tasks}{total} tasks, {self.events} events, "
+                              f"{self.events / dt:,.0f} events/s, {dt:.1f} s ")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.update(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+_QUEUE = None  # progress queue of a pool worker (set by _init_worker)
+
+
+def _init_worker(queue) -> None:
+    global _QUEUE
+    _QUEUE = queue
+
+
+def run_series(payload: dict, settings: dict, queue=None) -> dict:
+    """Replay one series described by ``payload`` (picklable; runs on any executor).
+    Progress goes to ``queue`` (``put((tasks, events))``), or to a pool worker's queue."""
+    if payload["kind"] == "synthetic":
+        tasks = S.synthetic_tasks(payload["spec"], payload["project"])
+    else:
+        tasks = payload["tasks"]
+    queue = queue if queue is not None else _QUEUE
+    on_task = (lambda n: queue.put((1, n))) if queue is not None else None
+    warm = warmup()
+    out = replay_series(tasks, series=f"{payload['source']}:{payload['repo']}",
+                        seed=settings["seed"], ablate=settings["ablate"], t0=T0,
+                        on_task=on_task)
+    out["source"], out["repo"] = payload["source"], payload["repo"]
+    out["timings"]["warmup"] = warm
+    return out
+
+
+def _load(args):
+    label, path, fmt = args
+    tasks, warns = S.load_source(path, fmt)
+    return label, tasks, warns
+
+
+class _Local:
+    """In-process execution with the executors' interface (futures are results)."""
+
+    name, workers = "local", 1
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def load(self, jobs):
+        yield from map(_load, jobs)
+
+    def submit(self, payload, settings):
+        return (payload, settings)  # run when results are asked for, in submission order
+
+    def results(self, futures):
+        for payload, settings in futures:
+            yield run_series(payload, settings, _Callback(self.bar))
+
+    def close(self):
+        pass
+
+
+class _Pool(_Local):
+    """A spawn process pool; progress comes back through a multiprocessing queue."""
+
+    name = "process"
+
+    def __init__(self, bar, workers: int):
+        import multiprocessing as mp
+
+        super().__init__(bar)
+        ctx = mp.get_context("spawn")
+        self.queue = ctx.Queue()
+        self.workers = workers
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                        initializer=_init_worker, initargs=(self.queue,))
+
+    def load(self, jobs):
+        futs = [self.pool.submit(_load, j) for j in jobs]
+        for f in as_completed(futs):
+            yield f.result()
+
+    def submit(self, payload, settings):
+        return self.pool.submit(run_series, payload, settings)
+
+    def _drain(self):
+        while True:
+            try:
+                self.bar.update(*self.queue.get_nowait())
+            except queue_mod.Empty:
+                return
+
+    def results(self, futures):
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            self._drain()
+            for f in done:
+                yield f.result()
+        self._drain()
+
+    def close(self):
+        self.pool.shutdown(cancel_futures=True)
+        self.queue.close()
+
+
+class _Dask(_Local):
+    """A Dask cluster: sources are read here, series run on the workers."""
+
+    name, workers = "dask", None
+
+    def __init__(self, bar, address: str):
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise BrainboxError("--scheduler needs the 'dask' extra: "
+                                "pip install 'brainbox[dask]'") from exc
+        super().__init__(bar)
+        self.client = Client(address)
+
+    def submit(self, payload, settings):
+        return self.client.submit(run_series, payload, settings, pure=False)
+
+    def results(self, futures):
+        from distributed import as_completed as dask_completed
+
+        for f in dask_completed(list(futures)):
+            res = f.result()
+            self.bar.update(len(res["tasks"]), res["events"])
+            yield res
+
+    def close(self):
+        self.client.close()
+
+
+def source_commit() -> tuple[str, bool | None]:
+    """(git HEAD of the package's repository or "unknown", working tree dirty?)."""
+    import brainbox
+
+    repo = Path(brainbox.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=False,
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown", None
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
+                                "--untracked-files=no"], check=False, capture_output=True,
+                               text=True, timeout=10)
+        return head.stdout.strip(), bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return "unknown", None
+
+
+def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
+        max_tasks_per_repo: int | None = None, split: str = "all", seed: int = 42,
+        bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
+        synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
+        progress: bool = True,
+        log=None) -> dict:
+    """The whole replay; returns the result document (see :mod:`brainbox.eval.report`)."""
+    from brainbox.recall import CHANNELS
+
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    bad = sorted(set(ablate) - set(CHANNELS))
+    if bad:
+        raise BrainboxError(f"unknown channel {bad[0]!r}; expected one of {', '.join(CHANNELS)}")
+    if not sources and not synthetic:
+        raise BrainboxError("give at least one SOURCE or --synthetic EVENTS")
+    if workers < 1:
+        raise BrainboxError("--workers must be at least 1")
+    settings = {
+        "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
+        "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
+        "k": {"files": K_FILES, "tools": K_TOOLS},
+        "clock": {"t0": T0, "event_s": 1.0, "task_gap_s": 1.0},
+        "methods": list(METHODS), "probes": list(PROBES), "synthetic": None,
+    }
+    t_wall = time.perf_counter()
+    bar = Progress(None, enabled=progress)
+    expanded = S.expand_sources(sources, S.FORMAT_ALIASES.get(fmt, fmt)) if sources else []
+    ex = (_Dask(bar, scheduler) if scheduler else _Pool(bar, workers) if workers > 1
+          else _Local(bar))
+    payloads, futures = [], []
+    try:
+        # 1. Inputs, and each source's series submitted as soon as it is loaded (small
+        #    sources replay while large ones still load). Larger series go first.
+        t = time.perf_counter()
+
+        def submit(batch):
+            for p in sorted(batch, key=lambda p: -p["size"]):
+                payloads.append(p)
+                futures.append(ex.submit(p, settings))
+
+        if synthetic:
+            spec = S.synthetic_spec(synthetic, synthetic_projects, synthetic_seed)
+            settings["synthetic"] = spec
+            submit([{"kind": "synthetic", "source": "synthetic", "repo": f"/work/project{p}",
+                     "spec": spec, "project": p, "size": spec["events"] // spec["projects"]}
+                    for p in range(spec["projects"])])
+        # Heaviest sources first (bytes on disk), so their loading starts early.
+        jobs = sorted(((label, path, fmt) for label, path in expanded),
+                      key=lambda j: -_bytes(j[1]))
+        n_tasks = 0
+        for label, tasks, warns in ex.load(jobs):
+            for w in warns[:5]:
+                log(f"warning: {w}")
+            if len(warns) > 5:
+                log(f"warning: ... {len(warns) - 5} more skipped tasks in {label}")
+            batch = [{"kind": "tasks", "source": label, "repo": repo, "tasks": ts,
+                      "size": sum(len(x.events) for x in ts)}
+                     for repo, ts in S.select(tasks, repos=repos,
+                                              max_tasks_per_repo=max_tasks_per_repo, split=split)]
+            n_tasks += sum(len(p["tasks"]) for p in batch)
+            submit(batch)
+        t_load = time.perf_counter() - t
+        bar.total = None if synthetic else n_tasks
+
+        # 2. The manifest, while the workers replay (~0.3 s per 100 MiB hashed).
+        t1 = time.perf_counter()
+        inputs = [S.manifest(label, path) for label, path in expanded]
+        t_manifest = time.perf_counter() - t1
+
+        # 3. Replay.
+        results: dict[int, dict] = {}
+        by_key = {(p["source"], p["repo"]): i for i, p in enumerate(payloads)}
+        for res in ex.results(futures):
+            results[by_key[(res["source"], res["repo"])]] = res
+        bar.close()
+        t_replay = time.perf_counter() - t
+    finally:
+        ex.close()
+
+    # 4. Merge in canonical order and evaluate.
+    t = time.perf_counter()
+    labels = (["synthetic"] if synthetic else []) + [lab for lab, _ in expanded]
+    rank = {label: i for i, label in enumerate(labels)}
+    merged = [results[i] for i in sorted(results, key=lambda i: (rank[payloads[i]["source"]],
+                                                                 payloads[i]["repo"]))]
+    cohorts, cohort_times = {}, {}
+    groups = [(label, [r for r in merged if r["source"] == label]) for label in labels]
+    if len(labels) > 1:
+        groups.append(("all", merged))
+    for label, rs in groups:
+        tasks = [t for r in rs for t in r["tasks"]]
+        cohorts[label] = {
+            "series": len(rs), "tasks": len(tasks), "events": sum(r["events"] for r in rs),
+            "coverage": coverage(tasks),
+            "results": evaluate(tasks, METHODS, seed=seed, resamples=bootstrap),
+        }
+        ev, cpu_c = sum(r["events"] for r in rs), sum(r["timings"]["cpu"] for r in rs)
+        cohort_times[label] = {
+            "events": ev, "series_wall_s": sum(r["timings"]["total"] for r in rs),
+            "series_cpu_s": cpu_c, "events_per_s_per_core": ev / cpu_c if cpu_c else None}
+    t_eval = time.perf_counter() - t
+    commit, dirty = source_commit()
+    events = sum(r["events"] for r in merged)
+    busy = sum(r["timings"]["total"] for r in merged)
+    cpu = sum(r["timings"]["cpu"] for r in merged)
+    parts = {p: sum(r["timings"][p] for r in merged) for p in PARTS}
+    parts["bookkeeping"] = max(0.0, busy - sum(parts.values()))
+    return {
+        "schema": SCHEMA,
+        "settings": settings,
+        "source_commit": commit,
+        "source_dirty": dirty,
+        "inputs": inputs,
+        "cohorts": cohorts,
+        "series": [{"source": r["source"], "repo": r["repo"], "tasks": len(r["tasks"]),
+                    "events": r["events"], "skipped_events": r["skipped_events"]}
+                   for r in merged],
+        "tasks": [t for r in merged for t in r["tasks"]],
+        "timings": {
+            "executor": ex.name, "workers": ex.workers, "scheduler": scheduler,
+            "cpu_count": os.cpu_count(),
+            "wall_s": time.perf_counter() - t_wall, "load_s": t_load,
+            "replay_s": t_replay, "replay_after_load_s": t_replay - t_load,
+            "manifest_s": t_manifest, "evaluate_s": t_eval, "events": events,
+            "events_per_s": events / t_replay if t_replay else None,
+            "series_wall_s": busy, "series_cpu_s": cpu,
+            "warmup_s": sum(r["timings"]["warmup"] for r in merged),
+            "events_per_s_per_core": events / cpu if cpu else None,
+            "events_per_s_per_core_wall": events / busy if busy else None,
+            "parts_s": parts,
+            "cohorts": cohort_times,
+            "series": [{"source": r["source"], "repo": r["repo"], "events": r["events"],
+                        "wall_s": r["timings"]["total"], "cpu_s": r["timings"]["cpu"]}
+                       for r in merged],
+        },
+    }
+
+
+def _bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+class _Callback:
+    """In-process stand-in for the progress queue (``put((tasks, events))``)."""
+
+    def __init__(self, bar: Progress):
+        self.bar = bar
+
+    def put(self, item) -> None:
+        self.bar.update(*item)

@@ -1,0 +1,124 @@
+"""`brainbox replay` from the command line: outputs, exit codes, the manifest, and a
+small slice of the real development data (skipped when ../shared/data is absent)."""
+
+import hashlib
+import json
+
+import pytest
+from brainbox.cli.app import cli
+from brainbox.eval.metrics import PROBES
+from brainbox.eval.sources import manifest
+from click.testing import CliRunner
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
+    out, md, fig = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.svg"
+    r = invoke("replay", "--synthetic", "400", "--bootstrap", "50", "--no-progress",
+               "--json", str(out), "--markdown", str(md), "--figure", str(fig))
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    assert data["schema"] == "brainbox.replay/1"
+    assert data["settings"]["synthetic"]["events"] == 400
+    assert data["settings"]["methods"] == ["brainbox", "recency", "frequency", "bm25",
+                                           "cosession", "random"]
+    cohort = data["cohorts"]["synthetic"]
+    assert set(cohort["coverage"]) == set(PROBES) == set(cohort["results"])
+    assert data["timings"]["events"] == cohort["events"] > 0
+    assert data["source_commit"]
+    text = md.read_text()
+    assert "| Probe | Gold targets | Eligible | Probes | Scored |" in text
+    assert "P3 next tool" in text
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert not fig.exists()
+    else:
+        assert fig.read_text().lstrip().startswith("<?xml")
+
+
+def test_json_to_stdout_is_machine_output(tmp_path):
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
+                                 "--no-progress", "--json", "-"], catch_exceptions=False)
+    assert r.exit_code == 0
+    data = json.loads(r.stdout)
+    assert data["cohorts"]["synthetic"]["results"]["P3"]["diff"]["recency"]["ci"] is None
+
+
+def test_ablation_is_recorded_and_a_bad_channel_is_a_usage_error():
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
+                                 "--no-progress", "--ablate", "lexical", "--json", "-"])
+    assert json.loads(r.stdout)["settings"]["ablate"] == ["lexical"]
+    assert invoke("replay", "--synthetic", "10", "--ablate", "nope").exit_code == 2
+
+
+@pytest.mark.parametrize("args", [[], ["--synthetic", "10", "--workers", "2",
+                                       "--scheduler", "tcp://127.0.0.1:1"]])
+def test_usage_errors_exit_2(args):
+    assert invoke("replay", *args).exit_code == 2
+
+
+def test_a_missing_source_exits_1_with_one_line(tmp_path):
+    r = CliRunner().invoke(cli, ["replay", str(tmp_path / "nope"), "--no-progress"])
+    assert r.exit_code == 1
+    assert r.stderr.strip().startswith("brainbox: no such source")
+
+
+def test_an_unrecognised_folder_exits_1(tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    r = CliRunner().invoke(cli, ["replay", str(tmp_path), "--no-progress"])
+    assert r.exit_code == 1
+
+
+def test_manifest_lists_every_file_with_size_and_sha256(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.json").write_bytes(b"{}")
+    (tmp_path / "b.txt").write_bytes(b"hello")
+    m = manifest("src", tmp_path)
+    assert [f["path"] for f in m["files"]] == ["a/x.json", "b.txt"]
+    assert m["files"][1] == {"path": "b.txt", "size": 5,
+                             "sha256": hashlib.sha256(b"hello").hexdigest()}
+
+
+def test_replay_of_a_dev_data_slice(data_dir, tmp_path):
+    src = data_dir / "trajectories" / "openhands-codeact-verified50"
+    if not src.is_dir():
+        pytest.skip("openhands source absent")
+    out = tmp_path / "r.json"
+    r = invoke("replay", str(src), "--max-tasks-per-repo", "6", "--bootstrap", "100",
+               "--no-progress", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    (name, cohort), = data["cohorts"].items()
+    assert name == "openhands-codeact-verified50" and cohort["tasks"] == 6
+    files = {f["path"] for f in data["inputs"][0]["files"]}
+    assert "README.md" in files and any(p.startswith("llm_completions/") for p in files)
+    cov = cohort["coverage"]
+    assert cov["P1-edit"]["probes"] == 6
+    assert cov["P2"]["gold"] == cov["P2"]["probes"] >= cov["P2"]["eligible"] == cov["P2"]["scored"]
+    assert cov["P3"]["scored"] > 0
+    assert [t["order"] for t in data["tasks"]] == sorted(t["order"] for t in data["tasks"])
+
+
+def test_without_matplotlib_the_figure_is_skipped_with_a_note(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    fig = tmp_path / "f.png"
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "200", "--bootstrap", "0",
+                                 "--no-progress", "--json", "-", "--figure", str(fig)])
+    assert r.exit_code == 0
+    assert not fig.exists()
+    assert "matplotlib is not installed" in r.stderr
+    json.loads(r.stdout)
+
+
+def test_progress_goes_to_stderr_with_carriage_returns():
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
+                                 "--json", "-"])
+    assert r.exit_code == 0
+    assert "\rreplay: " in r.stderr and "events/s" in r.stderr
+    json.loads(r.stdout)
