@@ -124,10 +124,29 @@ def _check_existing(path: Path, driver) -> None:
     if not header.startswith(SQLITE_HEADER):
         raise StoreError(f"{path} is not a SQLite database (bad header); left untouched")
     try:
-        conn = driver.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
-    except driver.Error as exc:  # pragma: no cover - rare
-        raise StoreError(f"{path} cannot be opened: {exc}") from exc
+        _inspect(path, driver, "ro")
+    except driver.OperationalError as exc:
+        # A WAL database left with a -wal file by a killed process (a hook's watchdog exits
+        # hard) cannot be read through a read-only connection: recovering the WAL index
+        # needs write access to the -shm file. Reading through a normal connection writes
+        # nothing to the database file itself.
+        if _CORRUPT in str(exc) or "malformed" in str(exc):
+            raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
+        try:
+            _inspect(path, driver, "rw")
+        except driver.DatabaseError as exc2:
+            raise StoreError(f"{path} is corrupt ({exc2}); left untouched") from exc2
+    except driver.DatabaseError as exc:
+        raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
+
+
+_CORRUPT = "not a database"
+
+
+def _inspect(path: Path, driver, mode: str) -> None:
+    conn = driver.connect(f"file:{path}?mode={mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
@@ -140,8 +159,6 @@ def _check_existing(path: Path, driver) -> None:
                 f"({SCHEMA_VERSION}); upgrade brainbox. The file was left untouched"
             )
         conn.execute("SELECT count(*) FROM brainbox_meta").fetchone()
-    except driver.DatabaseError as exc:
-        raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
     finally:
         conn.close()
 

@@ -133,3 +133,21 @@ def test_arrays_and_csr_round_trip_with_dtype_and_shape(tmp_path):
     w = arrays.arrays_to_csr("W", back)
     assert w.dtype == np.float32 and w.shape == (50, 40)
     assert (w != m).nnz == 0
+
+
+def test_database_left_with_a_wal_by_a_killed_process_opens_with_its_events(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "b.db"
+    code = (
+        "import os; from brainbox.storage import db; "
+        f"c = db.connect({str(path)!r}); "
+        "db.append_events(c, [{'at': 1.0, 'session': 's', 'project': '/p', 'kind': 'tool', "
+        "'tool': 'Read', 'files': ['a.py']}]); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert (tmp_path / "b.db-wal").exists()  # never checkpointed: the process died
+    (tmp_path / "b.db-shm").unlink()  # and its WAL index is gone (e.g. a cleaned /tmp)
+    conn = db.connect(path)
+    assert db.count_events(conn) == 1
