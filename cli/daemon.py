@@ -9,8 +9,22 @@ Protocol: JSON lines over `SOCK_STREAM`. A request is one object `{"op": ..., ..
 in a newline; the answer is `{"ok": true, "result": ...}` or `{"ok": false, "error": msg}`.
 A connection may carry several requests. Ops: `ping`, `recall`, `predict`, `suggest`
 (the prompt hook's compact list), `start` (the SessionStart list), `sync` (alias `fold`),
-`stats`, `stop`. Every request may name the database it means (`db`); a daemon serving
-another file answers with an error, and the client falls back to working in-process.
+`stats`, `stop`, and `hook` (below). Every request may name the database it means (`db`);
+a daemon serving another file answers with an error, and the client falls back to working
+in-process.
+
+`hook`: a prompt, SessionStart or Stop hook hands its whole raw payload over
+(`agent`, `event`, `payload`, `at`, the hook's `cwd`, its resolved `settings` and
+`budget`). The daemon does what the hook would have done (map, normalise, record, recall,
+remember the suggestions, score and fold at Stop: `hooks._dispatch` with this service in
+place of the socket) and answers `{"output": <the line the hook prints, or null>}`.
+Before doing anything it acknowledges with the line `{"ack": true}`: that line moves the
+duty to record from the hook to the daemon. If sending it fails (the hook gave up and
+shut its reading side, or exited) the daemon does nothing, and the hook records locally;
+once it is sent the daemon records first (or spools) and answers after, even if the hook
+has stopped waiting. The hook shuts its reading side before giving up, so an
+acknowledgement is either already queued for it to read, or fails to send: exactly one of
+the two records (`hooks._handoff`).
 
 Choices:
 - One daemon per BRAINBOX_HOME: `daemon.lock` is held with `fcntl.flock` for the daemon's
@@ -36,13 +50,18 @@ from __future__ import annotations
 
 # The C module, not `socket`: the client is on the prompt hook's path, and `socket.py`
 # costs ~9 ms of enum building at import; `_socket.socket` has every method used here.
+# Nothing else beyond the standard library's cheapest modules is imported at module level
+# (not pathlib, not brainbox.storage: sqlite3): the prompt hook imports this module.
 import _socket
 import errno
 import json
 import os
 import sys
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # `typing` is not imported at run time, for the same reason
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SOCK_NAME = "daemon.sock"
 LOCK_NAME = "daemon.lock"
@@ -54,6 +73,8 @@ SAVE_AFTER_IDLE = 5.0
 SPAWN_GUARD = 15.0
 MAX_LINE = 1 << 20
 LOG_MAX = 1 << 20
+ACK = b'{"ack": true}\n'  # the `hook` op's receipt: from here on the daemon records
+ACK_OPS = frozenset({"hook"})
 
 
 # --------------------------------------------------------------------------- paths
@@ -65,15 +86,21 @@ def home_dir() -> Path:
     return _home()
 
 
+def _home_str() -> str:
+    """`home_dir()` as a string, without importing storage (sqlite3) or pathlib."""
+    return os.environ.get("BRAINBOX_HOME") or os.path.join(os.path.expanduser("~"), ".brainbox")
+
+
 def db_path() -> str:
-    from brainbox.storage.db import default_db_path
+    """`storage.db.default_db_path()`, absolute; computed here because the prompt hook
+    names the database in its request and must not import sqlite3 for that."""
+    return os.path.abspath(os.environ.get("BRAINBOX_DB") or os.path.join(_home_str(),
+                                                                         "brainbox.db"))
 
-    return os.path.abspath(str(default_db_path()))
 
-
-def socket_path(home: Path | None = None) -> str:
-    home = Path(home) if home is not None else home_dir()
-    path = os.path.abspath(str(home / SOCK_NAME))
+def socket_path(home: Path | str | None = None) -> str:
+    home = os.fspath(home) if home is not None else _home_str()
+    path = os.path.abspath(os.path.join(home, SOCK_NAME))
     if len(path.encode()) <= 100:
         return path
     import hashlib
@@ -135,7 +162,7 @@ def _lock_free(home: Path) -> bool:
     import fcntl
 
     try:
-        fd = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(os.path.join(home, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return False
     try:
@@ -151,6 +178,7 @@ def _lock_free(home: Path) -> bool:
 def spawn(home: Path | None = None, force: bool = False) -> bool:
     """Start a detached daemon unless one is alive or was started moments ago."""
     import subprocess
+    from pathlib import Path
 
     home = Path(home) if home is not None else home_dir()
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -185,12 +213,15 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
 def _lock_pid(home: Path) -> int | None:
     """The pid the daemon wrote into its lock file when it took the lock."""
     try:
-        return int((home / LOCK_NAME).read_text().strip() or 0) or None
+        with open(os.path.join(home, LOCK_NAME), encoding="utf-8") as fh:
+            return int(fh.read().strip() or 0) or None
     except (OSError, ValueError):
         return None
 
 
 def status(home: Path | None = None) -> dict:
+    from pathlib import Path
+
     home = Path(home) if home is not None else home_dir()
     info = {"running": False, "socket": socket_path(home), "pid": None, "db": None}
     answer = request({"op": "ping"}, 1.0, home)
@@ -208,6 +239,7 @@ def status(home: Path | None = None) -> dict:
 def stop(home: Path | None = None, wait: float = 10.0) -> dict:
     """Ask the daemon to exit; SIGTERM its pid if it does not within `wait` seconds."""
     import signal
+    from pathlib import Path
 
     home = Path(home) if home is not None else home_dir()
     before = status(home)
@@ -297,7 +329,10 @@ class Service:
                 self.save()
         return folded
 
-    def handle(self, req) -> dict:
+    def handle(self, req, ack=None) -> dict | None:
+        """Answer one request. `ack` (over a socket) sends the receipt of an op in
+        ACK_OPS once the request is known to be valid; when it returns False the client
+        has given up, nothing is done and None is returned (there is nobody to answer)."""
         self.requests += 1
         if not isinstance(req, dict):
             return {"ok": False, "error": "a request must be a JSON object"}
@@ -307,6 +342,8 @@ class Service:
         fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if fn is None:
             return {"ok": False, "error": f"unknown op {op!r}"}
+        if ack is not None and op in ACK_OPS and not ack():
+            return None
         try:
             return {"ok": True, "result": fn(req)}
         except Exception as exc:  # noqa: BLE001 - the daemon outlives a bad request
@@ -384,6 +421,47 @@ class Service:
         self.stop_requested = True
         return {"stopping": True, "pid": os.getpid()}
 
+    def op_hook(self, req):
+        """A hook's whole work on its raw payload (module docstring): record first (or
+        spool: never lost once acknowledged), then answer. Returns {"output": line|None}."""
+        from brainbox.cli import hooks
+
+        from brainbox import events as evmod
+
+        agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
+        event = req.get("event") if isinstance(req.get("event"), str) else None
+        payload = req.get("payload")
+        if not isinstance(payload, dict):
+            raise TypeError("'payload' must be an object")
+        at = req.get("at")
+        at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+        try:
+            budget = max(0.05, float(req.get("budget") or 1.0))
+        except (TypeError, ValueError):
+            budget = 1.0
+        payload = _hook_cwd(payload, req.get("cwd"))
+        evmod._ROOT_CACHE.clear()  # a fresh hook process would look for `.git` afresh
+        guard = hooks._Guard(budget, False, (agent, event))
+        guard.payload = payload
+        if at is not None:
+            guard.started = at
+        guard.service = self
+        settings = req.get("settings")
+        guard.settings = hooks.settings(settings if isinstance(settings, dict) else {})
+        try:
+            guard.conn = self.memory().conn
+        except Exception:  # noqa: BLE001 - record() opens its own (or spools)
+            guard.conn = None
+        try:
+            output = hooks._dispatch(agent, event, payload, guard, at=at)
+        except BaseException as exc:
+            hooks._safe(guard.spool_uncommitted)
+            hooks.log_failure(agent, event, f"daemon: {type(exc).__name__}: {exc}", exc)
+            raise
+        finally:
+            guard.close()
+        return {"output": output}
+
     # --- helpers -----------------------------------------------------------------------
 
     def project_files(self, project: str, session: str | None, k: int) -> list[dict]:
@@ -415,6 +493,20 @@ class Service:
         order = np.lexsort((files, -score))[:k]
         return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
                 for i in order.tolist()]
+
+
+def _hook_cwd(payload: dict, here) -> dict:
+    """The payload as the hook process would have mapped it: hookmap falls back to the
+    process's working directory, and a relative `cwd` is resolved against it; the daemon's
+    own directory is neither, so the hook sends its own (`here`)."""
+    if not isinstance(here, str) or not here.startswith("/"):
+        return payload
+    cwd = payload.get("cwd")
+    if not (isinstance(cwd, str) and cwd.strip() and len(cwd) <= 4096):
+        return dict(payload, cwd=here)
+    if not cwd.startswith("/"):
+        return dict(payload, cwd=os.path.join(here, cwd))
+    return payload
 
 
 def _project(cwd) -> str:
@@ -455,6 +547,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     import fcntl
     import selectors
     import signal
+    from pathlib import Path
 
     home = Path(home) if home is not None else home_dir()
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -573,13 +666,24 @@ def _serve_connection(service: Service, conn) -> None:
             except ValueError:
                 answer = {"ok": False, "error": "not JSON"}
             else:
-                answer = service.handle(req)
+                answer = service.handle(req, ack=lambda: _send_ack(conn))
+            if answer is None:  # the client gave up before the receipt: nothing was done
+                return
             _send(conn, answer)
     except OSError as exc:
         if exc.errno not in (errno.EPIPE, errno.ECONNRESET, None):
             print(f"brainbox daemon: connection error: {exc}", file=sys.stderr)
     finally:
         conn.close()
+
+
+def _send_ack(conn) -> bool:
+    """Send the receipt; False when the client has shut its reading side or gone."""
+    try:
+        conn.sendall(ACK)
+        return True
+    except OSError:
+        return False
 
 
 def _send(conn, answer: dict) -> None:

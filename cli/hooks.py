@@ -8,8 +8,9 @@ The agent runs one fresh process per event and pipes its JSON payload to stdin. 
 - `UserPromptSubmit`: record the prompt (our injected block stripped by hookmap), then
   ask the daemon for a compact list (`path — why` lines plus `next tool: X`) and print it
   as `hookSpecificOutput.additionalContext`, or print nothing when nothing is relevant.
-  What was suggested is remembered per session (`$BRAINBOX_HOME/sessions/<hash>.json`)
-  for scoring at Stop.
+  What was suggested is remembered per session (`$BRAINBOX_HOME/sessions/<id>.jsonl`,
+  one line appended per prompt: rewriting a file costs 1-4 ms on ext4, which starts
+  writeback on a truncate or a rename over an existing file) for scoring at Stop.
 - `SessionStart`: record it and print the project's most likely files, bounded by a
   token budget (characters / 4, `session_start_tokens`, default 300).
 - `Stop` / `SessionEnd`: record it, score the session's pending suggestions against the
@@ -34,11 +35,30 @@ database, or a deadline hit before the payload was even mapped) go to the spool,
 rename each; the next hook, the daemon and the importer drain it, so a timeout never
 loses an event. A lock shared with the watchdog makes "commit" and "spool" exclusive, so
 an event is not stored twice. Failures are logged with their traceback to
-`$BRAINBOX_HOME/hook-errors.log` (rotated at 256 KiB, one old file kept).
+`$BRAINBOX_HOME/hook-errors.log` (rotated at 256 KiB, one old file kept). When `main` is
+the whole process it ends with `os._exit(0)` once its answer is flushed: the agent waits
+for the exit, and the interpreter's finalisation has nothing left to do (`_exit_now`).
 
 Without a daemon (none running, or `daemon: off`), a prompt answers in-process within the
 budget, then starts a daemon detached (after answering, so the two do not compete for
 the CPU); if the budget runs out it degrades to recording only.
+
+With a daemon (`_handoff`), every event but a tool call (UserPromptSubmit, SessionStart,
+Stop, SessionEnd) is handed over whole: the hook sends its raw payload in one `hook`
+request and prints the line the daemon returns; the daemon maps, records, recalls and
+remembers (`daemon.Service.op_hook` runs `_dispatch` below with itself in place of the
+socket). On that path this process imports only json, os, sys, time, threading and
+`_socket` (and `brainbox.cli.daemon`, whose top imports nothing else): not hookmap,
+recorder, events, redact or sqlite3, which cost more than the whole round trip. Who
+records: the daemon acknowledges receipt with a line of its own before doing anything;
+after that line the daemon records (first, then answers; it spools if the database
+refuses), whether or not the hook still waits. If the acknowledgement has not come in
+time (the daemon is busy or wedged, leaving `HANDOFF_RESERVE` of the budget), the hook
+shuts the socket's reading side, reads what is already queued, and records locally only
+if no acknowledgement is there: after the shutdown the daemon's send of one fails, and a
+daemon whose acknowledgement fails does nothing. No daemon, another database, or a daemon
+without the `hook` op: the hook does everything itself, as above. Tool calls never touch
+the daemon.
 """
 
 from __future__ import annotations
@@ -58,6 +78,10 @@ LOG_MAX = 256 << 10
 SPOOL_MAX_FILES = 20_000
 INJECT_CHARS = 500
 SESSION_START_TOKENS = 300
+HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd"})
+HANDOFF_RESERVE = 0.3  # of the budget, kept to record locally when the daemon never takes it
+HANDOFF_RX = 1 << 16  # the receipt's buffer (or a refusal's line), shared with the watchdog
+MAX_CWD = 4096  # hookmap.MAX_PATH: a longer `cwd` falls back to the process's
 HARD_EXIT = True  # tests that call `main` in-process set this False
 _ENV = {
     "hook_budget_prompt": "BRAINBOX_HOOK_BUDGET_PROMPT",
@@ -99,6 +123,34 @@ def enabled(key: str) -> bool:
     return str(value).strip().lower() not in ("0", "off", "false", "no")
 
 
+def _as_int(value, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def settings(given: dict | None = None) -> dict:
+    """What the prompt and SessionStart answers depend on, resolved once: `given` (a hook
+    request's, in the daemon) wins, then the environment and `config.json`."""
+    given = given or {}
+
+    def pick(key, default):
+        return given[key] if key in given else config(key, default)
+
+    return {"inject": str(pick("inject", True)).strip().lower() not in ("0", "off", "false",
+                                                                          "no"),
+            "inject_chars": _as_int(pick("inject_chars", INJECT_CHARS), INJECT_CHARS),
+            "session_start_tokens": _as_int(pick("session_start_tokens", SESSION_START_TOKENS),
+                                            SESSION_START_TOKENS)}
+
+
+def _settings(guard) -> dict:
+    if guard.settings is None:
+        guard.settings = settings()
+    return guard.settings
+
+
 def budget(kind: str) -> float:
     try:
         value = float(config(f"hook_budget_{kind}", DEFAULT_BUDGET[kind]))
@@ -132,11 +184,19 @@ class _Guard:
         self.payload = None  # the parsed payload, spooled raw if the deadline comes first
         self.pending: list[dict] | None = None
         self.committed = False
+        self.sock = None  # a daemon handoff in flight, and its receive buffer
+        self.rx: bytearray | None = None
+        self.daemon_state: str | None = None  # after a failed handoff: absent, refused, timeout
+        self.settings: dict | None = None
+        self.service = None  # in the daemon: the Service that answers in place of the socket
+        self.conn = None  # in the daemon: its open connection, used to record
         # held while committing, spooling, ingesting a spool file or writing the answer
         self.lock = threading.RLock()
         self._done = threading.Event()
+        self.thread = None
         if hard:
-            threading.Thread(target=self._watch, daemon=True).start()
+            self.thread = threading.Thread(target=self._watch, daemon=True)
+            self.thread.start()
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -168,6 +228,9 @@ class _Guard:
         """Keep what this hook was recording: its normalised events, or (when the deadline
         came before they existed) the raw payload, mapped later by the drainer."""
         if self.committed:
+            return
+        if self.sock is not None and _daemon_took(self.sock, self.rx):
+            self.committed = True  # the daemon acknowledged: it records, not us
             return
         if self.pending:
             spool_write(self.pending)
@@ -209,7 +272,9 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
         payload = _read_payload(stdin, guard, agent, event)
         guard.payload = payload
         if payload is not None:
-            answer = _dispatch(agent, event, payload, guard)
+            taken, answer = _via_daemon(agent, event, payload, guard)
+            if not taken:
+                answer = _dispatch(agent, event, payload, guard)
             if answer and guard.remaining() > 0:
                 with guard.lock:
                     sys.stdout, sys.stderr = saved
@@ -227,7 +292,31 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
                 from brainbox.cli import daemon
 
                 _safe(daemon.spawn)
+    if HARD_EXIT and guard is not None and _whole_process(argv):
+        _exit_now(guard, out)
     return 0
+
+
+def _whole_process(argv: list[str]) -> bool:
+    """True when this `main` is the whole process (`brainbox hook ...`, `python -m
+    brainbox.cli.entry hook ...`, `python -m brainbox.cli.hooks ...`), not a caller's."""
+    args = sys.argv[1:]
+    return args == argv or args == ["hook", *argv]
+
+
+def _exit_now(guard, out) -> None:
+    """End the process without the interpreter's finalisation, which the agent waits for
+    (~2 ms for this module's imports; 16 ms here for `python -c pass` itself, whose `site`
+    imports more): by now every event is committed, spooled or the daemon's, every file
+    closed, and the answer is flushed. A watchdog caught spooling is waited for (it exits
+    the process itself)."""
+    try:
+        out.flush()
+    except BaseException:  # noqa: BLE001, S110 - nothing to do about it but exit
+        pass
+    if guard.thread is not None:
+        guard.thread.join(WATCHDOG_LOCK_WAIT + 1.0)
+    os._exit(0)
 
 
 def _process_age() -> float:
@@ -275,12 +364,152 @@ def _read_payload(stdin, guard, agent, event) -> dict | None:
     return payload
 
 
-def _dispatch(agent, event, payload, guard) -> str | None:
+# --------------------------------------------------------------------------- handoff
+
+
+def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
+    """Hand a non-tool hook to the daemon: (True, the line to print or None) once the
+    daemon has acknowledged it (it records), (False, None) when this process must."""
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        name = event
+    if name not in HANDOFF_EVENTS or not enabled("daemon"):
+        return False, None
+    cwd = payload.get("cwd")
+    usable = isinstance(cwd, str) and bool(cwd.strip()) and len(cwd) <= MAX_CWD
+    if usable and not cwd.startswith("/"):
+        return False, None  # relative to this process's directory: map it here
+    try:
+        here = os.getcwd()
+    except OSError:
+        if not usable:
+            return False, None
+        here = ""
+    from brainbox.cli import daemon
+
+    req = {"op": "hook", "db": daemon.db_path(), "agent": agent, "event": event,
+           "payload": payload, "at": time.time(), "cwd": here, "settings": _settings(guard),
+           "budget": round(max(0.0, guard.remaining()), 3)}
+    try:  # ASCII JSON: lone surrogates survive the trip as escapes, as in the payload
+        data = json.dumps(req).encode("ascii") + b"\n"
+    except (TypeError, ValueError, RecursionError):
+        return False, None
+    if len(data) > daemon.MAX_LINE:
+        return False, None
+    return _handoff(data, daemon.socket_path(), guard)
+
+
+def _handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
+    """Send one `hook` request; see the module docstring for who records."""
+    import _socket
+
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    rx = bytearray(HANDOFF_RX)
+    state = {"taken": False, "output": None}
+    try:
+        left = guard.remaining()
+        ack_by = guard.deadline - min(HANDOFF_RESERVE, 0.5 * max(0.0, left))
+        try:
+            s.settimeout(max(0.001, ack_by - time.monotonic()))
+            s.connect(path)
+        except OSError:
+            guard.daemon_state = "absent"
+            return False, None
+        with guard.lock:
+            guard.sock, guard.rx = s, rx
+        try:
+            _exchange(s, data, rx, ack_by, guard, state)
+        except (OSError, ValueError):
+            pass
+    finally:
+        with guard.lock:
+            if guard.sock is s:
+                if not state["taken"] and _daemon_took(s, rx):
+                    state["taken"] = True  # queued before we shut the reading side
+                    guard.committed = True
+                guard.sock = None
+        s.close()
+    if not state["taken"] and guard.daemon_state is None:
+        guard.daemon_state = "timeout"
+    return state["taken"], state["output"]
+
+
+def _exchange(s, data: bytes, rx: bytearray, ack_by: float, guard, state: dict) -> None:
+    """Send the request, read the receipt (then the hook is the daemon's) and the answer."""
+    from brainbox.cli.daemon import ACK, MAX_LINE
+
+    s.sendall(data)
+    # the first line goes into `rx`, where the watchdog looks too (`_daemon_took`)
+    view = memoryview(rx)
+    pos = 0
+    while rx.find(b"\n", 0, pos) < 0:
+        left = ack_by - time.monotonic()
+        if left <= 0 or pos >= len(rx):
+            return
+        s.settimeout(left)
+        n = s.recv_into(view[pos:])
+        if not n:
+            return
+        pos += n
+    if not rx.startswith(ACK):  # an error (another database, an older daemon)
+        guard.daemon_state = "refused"
+        return
+    with guard.lock:
+        state["taken"] = True
+        guard.committed = True  # the watchdog must not spool it too
+    buf = bytearray(view[len(ACK):pos])
+    answer_by = guard.hard_deadline - 0.005
+    while b"\n" not in buf:
+        left = answer_by - time.monotonic()
+        if left <= 0 or len(buf) > 8 * MAX_LINE:
+            return
+        s.settimeout(left)
+        chunk = s.recv(65536)
+        if not chunk:
+            return
+        buf += chunk
+    answer = json.loads(bytes(buf[:buf.index(b"\n")]))
+    result = answer.get("result") if isinstance(answer, dict) and answer.get("ok") else None
+    out = result.get("output") if isinstance(result, dict) else None
+    state["output"] = out if isinstance(out, str) and out else None
+
+
+def _daemon_took(s, rx) -> bool:
+    """Settle a handoff this process is giving up on: shut the reading side (the daemon's
+    receipt can no longer be sent), then look for one sent before. The peek comes before
+    the buffer check: a concurrent read by the main thread has copied the receipt into
+    `rx` by the time the kernel stops showing it (both hold the socket's read lock)."""
+    import _socket
+
+    from brainbox.cli.daemon import ACK
+
+    try:
+        s.shutdown(_socket.SHUT_RD)
+    except OSError:
+        pass
+    try:
+        s.setblocking(False)
+        peek = s.recv(len(ACK), _socket.MSG_PEEK)
+    except OSError:
+        peek = b""
+    return peek == ACK or (rx is not None and rx.startswith(ACK))
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def _dispatch(agent, event, payload, guard, at: float | None = None) -> str | None:
+    """Map, record and answer one hook (in the hook process, or in the daemon for a
+    handed-over one, where `at` is the hook's time and `guard.service` the daemon)."""
     from brainbox.cli.hookmap import payload_to_records
 
     from brainbox.recorder import normalize_many
 
     records = payload_to_records(agent, payload, event)
+    if at is not None:
+        for r in records:
+            if r.get("at") is None:
+                r["at"] = at
     events, bad = normalize_many(records)
     for _, msg in bad:
         log_failure(agent, event, f"event rejected: {msg}")
@@ -306,9 +535,14 @@ def record(events: list[dict], guard: _Guard) -> int | None:
     from brainbox import recorder
 
     guard.pending = events
-    conn = None
+    conn = guard.conn  # the daemon's own connection, else one opened here
+    own = conn is None
     try:
-        conn = _connect(guard)
+        if own:
+            conn = _connect(guard)
+        else:
+            wait_ms = int(max(0.02, guard.remaining() - 0.03) * 1000)
+            conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         with guard.lock:  # the watchdog must not spool what is being committed
             last = recorder.append(events, conn, retries=2)
             guard.committed = True
@@ -320,8 +554,12 @@ def record(events: list[dict], guard: _Guard) -> int | None:
         log_failure(*guard.who, f"event spooled: {type(exc).__name__}: {exc}", exc)
         return None
     finally:
-        if conn is not None:
+        if own and conn is not None:
             _safe(conn.close)
+        elif not own:
+            from brainbox.storage.db import BUSY_TIMEOUT_MS
+
+            _safe(conn.execute, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _connect(guard):
@@ -347,12 +585,10 @@ def _connect(guard):
 
 
 def _on_prompt(ev: dict, last_id, guard) -> str | None:
-    if not enabled("inject") or not ev.get("prompt"):
+    conf = _settings(guard)
+    if not conf["inject"] or not ev.get("prompt"):
         return None
-    try:
-        max_chars = int(config("inject_chars", INJECT_CHARS))
-    except (TypeError, ValueError):
-        max_chars = INJECT_CHARS
+    max_chars = conf["inject_chars"]
     req = {"op": "suggest", "query": ev["prompt"], "session": ev["session"],
            "project": ev["project"], "limit": 5, "max_chars": max_chars}
     result = ask(req, guard)
@@ -370,12 +606,10 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
 
 
 def _on_start(ev: dict, guard) -> str | None:
-    if not enabled("inject"):
+    conf = _settings(guard)
+    if not conf["inject"]:
         return None
-    try:
-        tokens = int(config("session_start_tokens", SESSION_START_TOKENS))
-    except (TypeError, ValueError):
-        tokens = SESSION_START_TOKENS
+    tokens = conf["session_start_tokens"]
     req = {"op": "start", "session": ev["session"], "project": ev["project"],
            "max_chars": max(0, tokens) * 4}
     result = ask(req, guard)
@@ -388,9 +622,15 @@ def _on_start(ev: dict, guard) -> str | None:
 
 def ask(req: dict, guard) -> dict | None:
     """The daemon's answer; without one, start it and answer in-process (if time allows)."""
+    if guard.service is not None:  # running inside the daemon
+        answer = guard.service.handle(dict(req, db=guard.service.db))
+        return answer.get("result") if answer and answer.get("ok") else None
+
     from brainbox.cli import daemon
 
-    if enabled("daemon"):
+    if guard.daemon_state == "absent":  # the handoff found no daemon a moment ago
+        guard.spawn_daemon = True
+    elif enabled("daemon") and guard.daemon_state != "timeout":
         req = dict(req, db=daemon.db_path())
         answer = daemon.request(req, timeout=max(0.01, guard.remaining() - 0.05))
         if answer is not None:
@@ -451,9 +691,14 @@ def format_start(items: list[dict], max_chars: int):
 # --------------------------------------------------------------------------- feedback
 
 
+PENDING_BATCHES = 50  # per session, the newest kept
+PENDING_MAX_BYTES = 256 << 10  # past this the pending file is cut to its newest batches
+
+
 def _session_file(session: str) -> str:
-    """`sessions/<id>.json`: the id itself when it is a plain name (Claude's and Codex's
-    are UUIDs), else a hash of it (hashlib costs ~5 ms of import on the prompt path)."""
+    """`sessions/<id>.jsonl`: the id itself when it is a plain name (Claude's and Codex's
+    are UUIDs), else a hash of it (hashlib costs ~5 ms of import on the prompt path). The
+    same name with `.json` is the previous format (one object), still read at Stop."""
     if 0 < len(session) <= 80 and session.replace("-", "").replace("_", "").isalnum() \
             and session.isascii():
         name = session
@@ -461,44 +706,74 @@ def _session_file(session: str) -> str:
         import hashlib
 
         name = "h-" + hashlib.sha1(session.encode("utf-8", "replace")).hexdigest()[:24]
-    return os.path.join(home(), "sessions", f"{name}.json")
+    return os.path.join(home(), "sessions", f"{name}.jsonl")
 
 
 def remember(session: str, batch: dict) -> None:
-    """Add one prompt's suggestions to the session's pending file."""
+    """Append one prompt's suggestions to the session's pending file (one write)."""
     path = _session_file(session)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    line = (json.dumps(batch, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
-        data = {"session": session, "batches": []}
-    data["batches"] = data["batches"][-49:] + [batch]
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, flags, 0o600)
+    try:
+        os.write(fd, line)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > PENDING_MAX_BYTES:
+        _trim_pending(path)
+
+
+def _trim_pending(path: str) -> None:
+    """Keep the newest PENDING_BATCHES lines (rare: a long session with no Stop)."""
+    with open(path, "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
+    with open(tmp, "wb") as fh:
+        fh.writelines(ln for ln in lines[-PENDING_BATCHES:] if ln.endswith(b"\n"))
     os.replace(tmp, path)
+
+
+def _read_pending(path: str, legacy: bool) -> list:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    if legacy:  # the previous format, `.json`: {"session", "batches": [...]}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return []
+        batches = data.get("batches") if isinstance(data, dict) else None
+        return batches if isinstance(batches, list) else []
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line torn by a crash
+    return out
 
 
 def take_pending(session: str) -> list[dict]:
     """Claim (rename) and read the session's pending suggestions; [] when none."""
     path = _session_file(session)
-    claimed = f"{path}.scoring.{os.getpid()}"
-    try:
-        os.rename(path, claimed)
-    except OSError:
-        return []
-    try:
-        with open(claimed, encoding="utf-8") as fh:
-            data = json.load(fh)
-        batches = data.get("batches") if isinstance(data, dict) else None
-        return [b for b in batches or () if isinstance(b, dict) and b.get("items")]
-    except (OSError, ValueError):
-        return []
-    finally:
-        _safe(os.unlink, claimed)
+    batches: list = []
+    for name in (path[:-1], path):  # the previous `.json`, then `.jsonl`
+        claimed = f"{name}.scoring.{os.getpid()}"
+        try:
+            os.rename(name, claimed)
+        except OSError:
+            continue
+        try:
+            batches.extend(_read_pending(claimed, legacy=name != path))
+        except OSError:
+            pass
+        finally:
+            _safe(os.unlink, claimed)
+    return [b for b in batches[-PENDING_BATCHES:] if isinstance(b, dict) and b.get("items")]
 
 
 def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
@@ -544,12 +819,13 @@ def _on_stop(ev: dict, guard) -> None:
 
     batches = take_pending(ev["session"])
     if batches:
-        conn = dbmod.connect()
+        conn = guard.conn or dbmod.connect()
         try:
             start = min(int(b.get("after_id") or 0) for b in batches)
             events = dbmod.session_events(conn, ev["session"], after=start)
         finally:
-            conn.close()
+            if conn is not guard.conn:
+                conn.close()
         by_project: dict[str, list[dict]] = {}
         for b in batches:
             by_project.setdefault(b.get("project") or ev["project"], []).append(b)
@@ -568,9 +844,13 @@ def _on_stop(ev: dict, guard) -> None:
 
 def fold(guard) -> None:
     """Fold the log forward: through the daemon when one runs, else in-process."""
+    if guard.service is not None:  # running inside the daemon
+        guard.service.handle({"op": "sync"})
+        return
+
     from brainbox.cli import daemon
 
-    if enabled("daemon"):
+    if enabled("daemon") and guard.daemon_state not in ("absent", "timeout"):
         answer = daemon.request({"op": "sync", "db": daemon.db_path()},
                                 timeout=max(0.01, guard.remaining() - 0.05))
         if answer is not None and answer.get("ok"):

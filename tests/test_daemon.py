@@ -193,6 +193,11 @@ def test_a_prompt_hook_starts_the_daemon_and_still_answers(home, repo, monkeypat
     assert "src/auth/login.py" in json.loads(r.stdout)["hookSpecificOutput"][
         "additionalContext"]
     assert daemon.status(home)["requests"] >= 1
+    conn = dbmod.connect()  # one in-process, one handed to the daemon: one event each
+    try:
+        assert sum(e["kind"] == "prompt" for e in dbmod.iter_events(conn)) == 2
+    finally:
+        conn.close()
 
 
 def test_hooks_fold_through_the_daemon_at_stop(home, repo, monkeypatch):
@@ -209,3 +214,81 @@ def test_hooks_fold_through_the_daemon_at_stop(home, repo, monkeypatch):
     assert r.returncode == 0 and r.stdout == ""
     stats = daemon.call("stats", 30, home)
     assert stats["watermark"] == stats["events"] == 5  # 3 tools, stop, feedback: all folded
+
+
+HEAVY = ("brainbox.cli.hookmap", "brainbox.recorder", "brainbox.events", "brainbox.redact",
+         "brainbox.storage.db", "sqlite3", "_sqlite3", "numpy", "click", "hashlib")
+RUN_HOOK = (
+    "import sys\n"
+    "from brainbox.cli.entry import main\n"
+    "rc = main(['hook', 'claude', sys.argv[1]])\n"
+    f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
+    "sys.stderr.write(repr(heavy))\n"
+    "sys.exit(rc)\n"
+)
+
+
+def hook_process(event, payload):
+    """A hook process: (its output, the heavy modules it imported)."""
+    import ast
+
+    r = subprocess.run([sys.executable, "-c", RUN_HOOK, event], input=json.dumps(payload),
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, ast.literal_eval(r.stderr.strip().rsplit("\n", 1)[-1])
+
+
+def stored(kind):
+    conn = dbmod.connect()
+    try:
+        return [e for e in dbmod.iter_events(conn) if e["kind"] == kind]
+    finally:
+        conn.close()
+
+
+def test_prompt_start_and_stop_hooks_hand_their_payload_to_the_daemon(home, repo,
+                                                                      monkeypatch):
+    for s in range(3):
+        hook(repo, "Read", "src/auth/login.py", f"p{s}")
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "30")  # a loaded test machine
+    daemon.spawn(home, force=True)
+    wait_running(home)
+    before = daemon.status(home)["requests"]
+    p = {"session_id": "s9", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+         "prompt": "the login page"}
+    out, heavy = hook_process("UserPromptSubmit", p)
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "src/auth/login.py — matches query" in ctx
+    assert heavy == []  # mapped, normalised and recorded by the daemon
+    assert daemon.status(home)["requests"] > before
+    assert [e["prompt"] for e in stored("prompt")] == ["the login page"]  # exactly once
+    start = {"session_id": "s10", "cwd": str(repo), "hook_event_name": "SessionStart",
+             "source": "startup"}
+    out, heavy = hook_process("SessionStart", start)
+    assert "src/auth/login.py" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert heavy == [] and len(stored("session_start")) == 1
+    hook(repo, "Edit", "src/auth/login.py", "s9")
+    out, heavy = hook_process("Stop", {"session_id": "s9", "cwd": str(repo),
+                                       "hook_event_name": "Stop"})
+    assert out == "" and heavy == []
+    [fb] = stored("feedback")
+    assert fb["meta"]["items"][0]["path"] == "src/auth/login.py" and fb["meta"]["items"][0][
+        "used"]
+    assert len(stored("session_end")) == 1
+    # the daemon gone: the next prompt records itself, nothing is lost or doubled
+    daemon.stop(home, wait=30)
+    out, heavy = hook_process("UserPromptSubmit", dict(p, prompt="the login page again"))
+    assert "src/auth/login.py" in out and "brainbox.recorder" in heavy
+    assert [e["prompt"] for e in stored("prompt")] == ["the login page", "the login page again"]
+    assert not (Path(hooks.spool_dir()).exists() and list(Path(hooks.spool_dir()).iterdir()))
+
+
+def test_client_paths_match_storage_without_importing_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "h" / ".." / "h2/"))
+    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
+    assert daemon.socket_path() == daemon.socket_path(dbmod.home_dir())
+    monkeypatch.setenv("BRAINBOX_DB", "rel/x.db")
+    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
+    monkeypatch.delenv("BRAINBOX_HOME")
+    monkeypatch.delenv("BRAINBOX_DB")
+    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))

@@ -467,3 +467,300 @@ def test_eight_concurrent_hook_processes_1000_events(repo):
     hooks.drain_spool(conn)
     conn.close()
     assert len({e["files"][0] for e in events()}) == 1000
+
+
+# --------------------------------------------------------------------------- daemon handoff
+
+
+class Served:
+    """The daemon's protocol (`daemon._serve_connection` over a real `Service`) in a thread
+    of this process, so a test can hold it back, slow it down or point it elsewhere."""
+
+    def __init__(self, home: Path, db: str | None = None):
+        import socket
+        import threading
+
+        home.mkdir(parents=True, exist_ok=True)
+        self.svc = daemon.Service(db)
+        self.hold = threading.Event()
+        self.hold.set()  # cleared: an accepted connection waits before it is served
+        self.served = threading.Event()
+        self.answers = 0
+        self.stop = False
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(daemon.socket_path(home))
+        self.listener.listen(8)
+        self.listener.settimeout(0.05)
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stop:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                continue
+            self.hold.wait(60)
+            daemon._serve_connection(self.svc, conn)
+            self.answers += 1
+            self.served.set()
+
+    def connections(self, n: int) -> int:
+        """Connections served, once `n` have been (the hook may return before the
+        daemon's side of the connection is closed); the count after 10 s otherwise."""
+        deadline = time.monotonic() + 10
+        while self.answers < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.answers
+
+    def close(self):
+        self.stop = True
+        self.hold.set()
+        self.thread.join(10)
+        self.listener.close()
+        self.svc.close()
+
+
+@pytest.fixture
+def one_sqlite(monkeypatch):
+    """A daemon in a thread of this process opens the database with the same SQLite
+    library as the hooks here: two SQLite copies in one process (sqlean's and the
+    standard module's) do not see each other's POSIX locks, so closing one connection
+    checkpoints and drops the WAL the other still writes to. A real daemon is its own
+    process."""
+    monkeypatch.setattr(dbmod, "_driver", lambda prefer_vec: sqlite3)
+
+
+@pytest.fixture
+def served(monkeypatch, brainbox_home, one_sqlite):
+    monkeypatch.setenv("BRAINBOX_DAEMON", "on")
+    spawned = []
+    monkeypatch.setattr(daemon, "spawn", lambda *a, **k: spawned.append(1) or False)
+    s = Served(brainbox_home)
+    s.spawned = spawned
+    yield s
+    s.close()
+
+
+def spool_files():
+    d = Path(hooks.spool_dir())
+    return sorted(d.iterdir()) if d.exists() else []
+
+
+def test_a_prompt_handed_to_the_daemon_is_recorded_once_with_the_same_text(repo, served,
+                                                                            monkeypatch):
+    teach(repo)
+    assert served.svc.requests == 0  # tool calls never touch the daemon
+    monkeypatch.setenv("BRAINBOX_DAEMON", "off")
+    local = run("UserPromptSubmit", prompt(repo, "fix the auth login session", session="a"))
+    monkeypatch.setenv("BRAINBOX_DAEMON", "on")
+    via = run("UserPromptSubmit", prompt(repo, "fix the auth login session", session="b"))
+    assert served.svc.requests >= 1 and served.connections(1) == 1
+    assert via == local  # the same line, byte for byte
+    text = context_of(via)
+    assert text.startswith(CONTEXT_OPEN) and "src/auth/login.py — matches query" in text
+    assert [(e["session"], e["prompt"]) for e in events("prompt")] == [
+        ("a", "fix the auth login session"), ("b", "fix the auth login session")]
+    assert not spool_files() and not served.spawned
+    # the daemon remembered what it suggested; Stop (handed over too) scores it once
+    run("PostToolUse", tool(repo, "Edit", "src/auth/login.py", session="b"))
+    assert run("Stop", {"session_id": "b", "cwd": str(repo), "hook_event_name": "Stop"}) == ""
+    assert served.connections(2) == 2
+    [fb] = events("feedback")
+    assert fb["session"] == "b" and fb["meta"]["suggestions"] == 1
+    assert [e["session"] for e in events("session_end")] == ["b"]
+
+
+def test_session_start_is_handed_over_too(repo, served):
+    teach(repo)
+    start = {"session_id": "fresh", "cwd": str(repo), "hook_event_name": "SessionStart",
+             "source": "startup"}
+    text = context_of(run("SessionStart", start), "SessionStart")
+    assert "src/auth/login.py" in text and served.connections(1) == 1
+    [ev] = events("session_start")
+    assert ev["session"] == "fresh" and ev["meta"]["source"] == "startup"
+
+
+def test_the_daemon_maps_a_payload_without_cwd_in_the_hooks_directory(repo, served,
+                                                                      monkeypatch):
+    sub = repo / "src" / "auth"
+    monkeypatch.chdir(sub)
+    run("UserPromptSubmit", {"session_id": "s", "hook_event_name": "UserPromptSubmit",
+                             "prompt": "where is login"})
+    [ev] = events("prompt")
+    assert ev["project"] == str(repo) and served.connections(1) == 1  # not the daemon's
+
+
+def test_no_daemon_the_hook_records_locally_once_and_starts_one(repo, served, monkeypatch):
+    teach(repo)
+    served.close()  # nobody listens: the socket file is left behind, like a crashed daemon
+    out = run("UserPromptSubmit", prompt(repo, "fix the auth login session"))
+    assert "src/auth/login.py" in context_of(out)  # answered in-process
+    assert len(events("prompt")) == 1 and served.spawned == [1]
+
+
+def test_a_daemon_that_never_acknowledges_leaves_the_record_to_the_hook(repo, served,
+                                                                       monkeypatch):
+    teach(repo)
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "1.0")
+    served.hold.clear()  # accepted, but not read: a daemon busy with a long request
+    t0 = time.monotonic()
+    assert run("UserPromptSubmit", prompt(repo, "fix the auth login session")) == ""
+    assert time.monotonic() - t0 < 1.0
+    assert len(events("prompt")) == 1  # recorded here, after the hook gave up
+    served.hold.set()  # now the daemon reads the request: its receipt cannot be sent
+    assert served.served.wait(10)
+    assert len(events("prompt")) == 1 and served.svc.requests == 1
+    assert not spool_files() and not served.spawned
+
+
+def test_a_daemon_that_acknowledged_records_even_when_the_hook_stops_waiting(repo, served,
+                                                                            monkeypatch):
+    teach(repo)
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "1.0")
+    slow = served.svc.op_suggest
+
+    def late(req):
+        time.sleep(1.2)
+        return slow(req)
+
+    monkeypatch.setattr(served.svc, "op_suggest", late)
+    t0 = time.monotonic()
+    assert run("UserPromptSubmit", prompt(repo, "fix the auth login session")) == ""
+    assert time.monotonic() - t0 < 1.1
+    assert len(events("prompt")) == 1  # the daemon recorded it before it recalled
+    assert served.served.wait(10)
+    assert len(events("prompt")) == 1 and not spool_files()
+
+
+def test_a_daemon_serving_another_database_is_refused_and_the_hook_works_alone(
+        repo, tmp_path, brainbox_home, monkeypatch, one_sqlite):
+    teach(repo)
+    monkeypatch.setenv("BRAINBOX_DAEMON", "on")
+    monkeypatch.setattr(daemon, "spawn", lambda *a, **k: False)
+    other = Served(brainbox_home, db=str(tmp_path / "other.db"))
+    try:
+        out = run("UserPromptSubmit", prompt(repo, "fix the auth login session"))
+    finally:
+        other.close()
+    assert "src/auth/login.py" in context_of(out)  # in-process
+    assert len(events("prompt")) == 1 and other.connections(1) >= 1
+
+
+def test_a_failing_daemon_spools_what_it_acknowledged(repo, served, monkeypatch):
+    monkeypatch.setattr(served.svc, "memory", lambda: (_ for _ in ()).throw(OSError("disk")))
+    monkeypatch.setenv("BRAINBOX_DB", str(repo / "src" / "auth" / "login.py" / "bb.db"))
+    served.svc.db = daemon.db_path()
+    assert run("UserPromptSubmit", prompt(repo, "auth")) == ""
+    [f] = spool_files()  # acknowledged, then the database failed: kept for the drainer
+    assert json.loads(f.read_text())["kind"] == "prompt"
+    assert "event spooled" in (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+
+
+def test_shutting_the_reading_side_settles_who_records():
+    """The kernel behaviour `_handoff` relies on: after the hook shuts its reading side, a
+    receipt queued before is still read, and one sent after fails."""
+    import socket
+
+    from brainbox.cli.daemon import ACK
+
+    a, b = socket.socketpair()
+    b.sendall(ACK)
+    assert hooks._daemon_took(a, bytearray(64)) is True
+    c, d = socket.socketpair()
+    assert hooks._daemon_took(c, bytearray(64)) is False
+    with pytest.raises(BrokenPipeError):
+        d.sendall(ACK)
+    e, f = socket.socketpair()  # the main thread read the receipt already
+    f.sendall(ACK)
+    rx = bytearray(64)
+    e.recv_into(rx)
+    assert hooks._daemon_took(e, rx) is True
+    for s in (a, b, c, d, e, f):
+        s.close()
+
+
+def test_the_watchdog_spools_a_handoff_only_when_the_daemon_did_not_take_it(repo):
+    import socket
+
+    from brainbox.cli.daemon import ACK
+
+    p = prompt(repo, "auth")
+    for acked in (True, False):
+        guard = hooks._Guard(1.0, False, ("claude", "UserPromptSubmit"))
+        guard.payload = p
+        a, b = socket.socketpair()
+        if acked:
+            b.sendall(ACK)
+        guard.sock, guard.rx = a, bytearray(64)
+        guard.spool_uncommitted()  # what the watchdog does at the deadline
+        assert guard.committed
+        assert len(spool_files()) == (0 if acked else 1)
+        if not acked:
+            with pytest.raises(BrokenPipeError):
+                b.sendall(ACK)
+        a.close()
+        b.close()
+    [f] = spool_files()
+    assert json.loads(f.read_text())["raw"]["payload"] == p
+
+
+def test_pending_suggestions_are_appended_bounded_and_read_in_the_old_format(monkeypatch):
+    for i in range(hooks.PENDING_BATCHES + 5):
+        hooks.remember("s", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
+                             "items": [{"path": "a.py", "rank": 1, "via": None}]})
+    got = hooks.take_pending("s")
+    assert [b["after_id"] for b in got] == list(range(5, hooks.PENDING_BATCHES + 5))
+    assert hooks.take_pending("s") == []  # claimed once
+    monkeypatch.setattr(hooks, "PENDING_MAX_BYTES", 2000)
+    for i in range(40):
+        hooks.remember("t", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
+                             "items": [{"path": "a.py", "rank": 1, "via": None}]})
+    with open(hooks._session_file("t"), "rb") as fh:
+        assert len(fh.read().splitlines()) <= hooks.PENDING_BATCHES
+    assert hooks.take_pending("t")[-1]["after_id"] == 39
+    legacy = hooks._session_file("u")[:-1]  # `.json`, written by the previous version
+    Path(legacy).write_text(json.dumps({"session": "u", "batches": [
+        {"after_id": 7, "items": [{"path": "b.py", "rank": 1}]}, {"after_id": 8, "items": []}]}))
+    hooks.remember("u", {"after_id": 9, "items": [{"path": "c.py", "rank": 1}]})
+    assert [b["after_id"] for b in hooks.take_pending("u")] == [7, 9]
+
+
+def test_the_daemon_stores_exactly_what_the_hook_would_have(repo, tmp_path, monkeypatch,
+                                                            one_sqlite):
+    """The same fuzzed prompt/start/stop payloads through the hook process alone (home a)
+    and handed to the daemon (home b): the same events, field for field, but the time."""
+    monkeypatch.setenv("BRAINBOX_INJECT", "off")
+    rng = random.Random(99)
+    payloads = [p for p in fuzz_payloads(rng, 1500, repo)][:400]
+    argv = [rng.choice(["UserPromptSubmit", "SessionStart", "Stop", None]) for _ in payloads]
+    stored = {}
+    for side in ("a", "b"):
+        home = tmp_path / side
+        monkeypatch.setenv("BRAINBOX_HOME", str(home))
+        monkeypatch.setenv("BRAINBOX_DAEMON", "on" if side == "b" else "off")
+        srv = Served(home) if side == "b" else None
+        try:
+            for data, ev in zip(payloads, argv):
+                out = io.StringIO()
+                assert hooks.main(["claude", ev] if ev else ["codex"],
+                                  stdin=io.BytesIO(data), stdout=out) == 0
+                assert out.getvalue() == ""
+        finally:
+            if srv is not None:
+                handed = srv.svc.requests
+                srv.close()
+        stored[side] = [{k: v for k, v in e.items() if k not in ("at", "id")} for e in events()]
+    assert handed > 50  # most went through the daemon
+    assert len(stored["a"]) > 50 and stored["a"] == stored["b"]
+
+
+def test_only_a_whole_hook_process_skips_finalisation(monkeypatch):
+    argv = ["claude", "UserPromptSubmit"]
+    for sys_argv, whole in ((["/usr/bin/brainbox", "hook", *argv], True),
+                            (["/x/brainbox/cli/entry.py", "hook", *argv], True),
+                            (["/x/brainbox/cli/hooks.py", *argv], True),
+                            (["-c"], False), (["-c", "UserPromptSubmit"], False),
+                            (["pytest", "tests/test_hooks.py"], False)):
+        monkeypatch.setattr(sys, "argv", sys_argv)
+        assert hooks._whole_process(argv) is whole, sys_argv
