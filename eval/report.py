@@ -116,7 +116,7 @@ def markdown(result: dict) -> str:
     eps = tm.get("events_per_s")
     lines.append(f"{tm['events']:,} events replayed in {tm['replay_s']:.1f} s "
                  f"({eps or 0:,.0f} events/s; executor {tm['executor']}"
-                 + (f", {tm['workers']} workers" if tm.get("workers") else "")
+                 + (f", workers: {tm['workers']}" if tm.get("workers") else "")
                  + f"); {tm['events_per_s_per_core'] or 0:,.0f} events/s per core (CPU time); "
                  f"wall {tm['wall_s']:.1f} s including loading {tm['load_s']:.1f} s.")
     lines += ["", "| Cohort | Events | Series wall s | Series CPU s | Events/s per core |",
