@@ -19,9 +19,12 @@ Choices written down here (the design leaves them open):
   0.2 / 0.05 gave P2 0.711 and 0.727; 0.3 / 0.1 gave 0.726 and 0.731 but silences edges
   learned from five read-then-edit sessions (w ~ 0.27 at window position 2/3), which
   recall must follow.
-- "The query refers to current-session work" when it uses a deictic word ("this",
-  "again", "continue", ...) or at least half of its distinct terms occur in paths of
-  files this session touched; then recency weighs 30 instead of 1.
+- "The query refers to current-session work" only when the session has touched files of
+  the project, and then when the query uses a deictic word ("this", "again", "continue",
+  ...) or at least half of its distinct terms occur in paths of files this session
+  touched; then recency weighs 30 instead of 1. (Without the session condition, 422 of
+  483 dev issue texts tripped the deictic rule at P1; requiring it moved pooled dev P1-read
+  0.556 -> 0.579, Claude Code P1-read 0.252 -> 0.409, mini-swe-agent 0.741 -> 0.669.)
 - Recurrence: files reached in one hop from the session's 5 newest resources, scored by
   the strongest such edge.
 - Next tool: the longest suffix (3, 2, 1 tools) whose context was seen >= 4 times ranks
@@ -217,10 +220,12 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
 
 
 def refers_to_session(index: "Index", query: str, q_terms: list[str], window: np.ndarray) -> bool:
+    if window.size == 0:  # no session work to refer to (P1: a fresh task's description)
+        return False
     if is_deictic(query):
         return True
     qs = set(q_terms)
-    if not qs or window.size == 0:
+    if not qs:
         return False
     seen = set()
     for rid in window.tolist():
