@@ -72,6 +72,15 @@ def parse_task_id(task_id: str) -> tuple[str, int]:
     return f"{m['owner']}/{m['name']}", int(m["pr"])
 
 
+def task_sort_key(task_id: str) -> tuple:
+    """(repo, PR number, id): the time order of SWE-bench-style ids; others sort last."""
+    try:
+        repo, order = parse_task_id(task_id)
+        return (repo, order, task_id)
+    except ValueError:
+        return ("~", 0, task_id)
+
+
 def to_unix(ts) -> float | None:
     """ISO 8601 string or number -> unix seconds (float); ``None`` when unreadable."""
     if ts is None or isinstance(ts, bool):

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, warn_skip
+from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, task_sort_key, warn_skip
 
 __all__ = ["load", "load_file"]
 
@@ -136,12 +136,7 @@ def _files(path: Path) -> list[Path]:
 
 
 def _key(p: Path):
-    tid = p.name.split(".traj")[0]
-    try:
-        repo, order = parse_task_id(tid)
-        return (repo, order, tid)
-    except ValueError:
-        return ("~", 0, tid)
+    return task_sort_key(p.name.split(".traj")[0])
 
 
 def load(path) -> Iterator[Task]:

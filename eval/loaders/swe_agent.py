@@ -45,7 +45,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, warn_skip
+from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, task_sort_key, warn_skip
 
 __all__ = ["load", "load_file"]
 
@@ -234,12 +234,7 @@ def load_file(path) -> Task | None:
 
 
 def _key(p: Path):
-    tid = p.name[: -len(".traj")]
-    try:
-        repo, order = parse_task_id(tid)
-        return (repo, order, tid)
-    except ValueError:
-        return ("~", 0, tid)
+    return task_sort_key(p.name[: -len(".traj")])
 
 
 def load(path) -> Iterator[Task]:
