@@ -59,16 +59,19 @@ class Fold:
         self.fresh()
 
     def fresh(self):
+        from brainbox.state import State
+
         t_sess, t_res, t_time, kind, n_sess, n_edges = self.args
         N = kind.shape[0]
         cap = 1
         while cap < n_edges + 1024:
             cap *= 2
+        hkeys, hslot = State._hash_table(2 * cap)  # the engine's layout
         self.state = dict(
             n=np.zeros(N, np.int64), m=np.zeros(N), act=np.zeros(N), last=np.zeros(N),
             hist=np.zeros((N, 50)), hist_len=np.zeros(N, np.int64), deg=np.zeros(N, np.int64),
             win=np.full((n_sess, 25), -1, np.int64), win_len=np.zeros(n_sess, np.int64),
-            hkeys=np.full(2 * cap, -1, np.int64), hslot=np.zeros(2 * cap, np.int64),
+            hkeys=hkeys, hslot=hslot,
             esrc=np.zeros(cap, np.int64), edst=np.zeros(cap, np.int64),
             ew=np.zeros(cap, np.float32), ecount=np.zeros(cap, np.int64),
             etime=np.zeros(cap), n_edges=np.zeros(1, np.int64),
@@ -150,7 +153,8 @@ class Recall:
         st = self.st
         act = np.zeros(st.n_res)
         parent = np.full(st.n_res, -1, np.int64)
-        K.spread(self.w.indptr, self.w.indices, self.w.data, self.seeds,
+        adj = st.adjacency()  # the live out-adjacency recall spreads over
+        K.spread(adj.off, adj.len, adj.dst, adj.edge, adj.ew, self.seeds,
                  np.ones(self.seeds.size), st.m[: st.n_res], st.kind[: st.n_res] == 1,
                  3, 10, 0.05, 0.01, act, parent)
 

@@ -36,7 +36,6 @@ Choices written down here (the design leaves them open):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -55,6 +54,8 @@ RECENCY_SESSION = 30.0
 RRF_K = 20.0
 TOP_K = 100
 BM25_K1, BM25_B = 1.2, 0.75
+_NO_IDS = np.zeros(0, np.int64)
+_NO_SCORES = np.zeros(0, np.float64)
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Index:
         self._proj: dict[str, tuple[int, np.ndarray]] = {}
         self._mask: dict = {}
         self._queries: dict[str, list[str]] = {}
+        self._query_ids: dict[str, tuple[int, np.ndarray]] = {}
         self._paths: dict[int, frozenset] = {}
         self._scratch = np.zeros(0)
 
@@ -131,6 +133,18 @@ class Index:
             hit = self._queries[query] = tokens(query)
         return hit
 
+    def query_ids(self, query: str, q_terms: list[str]) -> np.ndarray:
+        """Ascending distinct ids of the query's known terms (cached until terms grow)."""
+        n_terms = len(self.state.terms)
+        hit = self._query_ids.get(query)
+        if hit is None or hit[0] != n_terms:
+            if len(self._query_ids) > 256:
+                self._query_ids.clear()
+            ti = self.state.term_index
+            ids = sorted({ti[t] for t in q_terms if t in ti})
+            hit = self._query_ids[query] = (n_terms, np.asarray(ids, np.int64))
+        return hit[1]
+
     def path_terms(self, rid: int) -> frozenset:
         hit = self._paths.get(rid)
         if hit is None:
@@ -163,54 +177,6 @@ def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return ids[order], np.arange(1, order.size + 1)
 
 
-def bm25(index: Index, q_terms: list[str], files: np.ndarray, in_proj: np.ndarray,
-         max_terms: int = 0):
-    """BM25 scores of `files` for the query; returns (ids, scores, matched-term share)."""
-    s = index.state
-    tids = sorted({s.term_index[t] for t in q_terms if t in s.term_index})
-    n_q = len(set(q_terms))
-    empty = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    if not tids or files.size == 0:
-        return empty
-    if max_terms and len(tids) > max_terms:
-        # A long prompt (an issue text) is mostly incidental words: keep its most
-        # informative known terms (fewest documents), and measure the matched share
-        # against those.
-        df = np.asarray([s.doc_freq(t) for t in tids])
-        keep = np.lexsort((np.asarray(tids), df))[:max_terms]
-        tids = sorted(np.asarray(tids)[keep].tolist())
-        n_q = max_terms
-    n_docs = files.size
-    doclen = s.doclen
-    avgdl = float(doclen[files].mean()) or 1.0
-    score = np.zeros(s.n_res)
-    matched = np.zeros(s.n_res)
-    scratch = index.scratch()
-    for tid in tids:
-        rows, tf, p_rows, p_tf = s.postings(tid)
-        keep = in_proj[rows]
-        rows, tf = rows[keep].astype(np.int64), tf[keep].astype(np.float64)
-        if p_rows.size:
-            keep = in_proj[p_rows]
-            p_rows, p_tf = p_rows[keep], p_tf[keep]
-            scratch[rows] = tf
-            fresh = p_rows[scratch[p_rows] == 0]
-            scratch[p_rows] += p_tf
-            rows = np.concatenate([rows, fresh])
-            tf = scratch[rows]
-            scratch[rows] = 0.0
-        if rows.size == 0:
-            continue
-        idf = math.log(1.0 + (n_docs - rows.size + 0.5) / (rows.size + 0.5))
-        dl = doclen[rows]
-        score[rows] += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
-        matched[rows] += 1.0
-    ids = np.flatnonzero(matched)
-    if ids.size == 0:
-        return empty
-    return ids, score[ids], matched[ids] / max(n_q, 1)
-
-
 def session_resources(state: State, session: str | None) -> np.ndarray:
     """The session's window, newest last (empty without a session)."""
     if not session or session not in state.sess_index:
@@ -219,7 +185,7 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
     return state.win[sid, : state.win_len[sid]].copy()
 
 
-def refers_to_session(index: "Index", query: str, q_terms: list[str], window: np.ndarray) -> bool:
+def refers_to_session(index: Index, query: str, q_terms: list[str], window: np.ndarray) -> bool:
     if window.size == 0:  # no session work to refer to (P1: a fresh task's description)
         return False
     if is_deictic(query):
@@ -245,10 +211,11 @@ class Ranking(NamedTuple):
     parent: np.ndarray | None
 
 
-def rank(index: Index, query: str, *, project: str | None = None, session: str | None = None,
-         now: float | None = None, params: Params | None = None,
-         snippets: dict | None = None) -> Ranking | None:
-    """Rank the project's files for `query`; None when recall has no grounds (the floor)."""
+def rank_args(index: Index, query: str, *, project: str | None = None,
+              session: str | None = None, now: float | None = None,
+              params: Params | None = None, snippets: dict | None = None) -> tuple | None:
+    """The policy of one recall as the arguments of `brainbox.kernels.rank_files` (query
+    terms, recency weight, channels in use, state arrays); None without project files."""
     p = params or Params()
     index.refresh()
     s = index.state
@@ -258,93 +225,50 @@ def rank(index: Index, query: str, *, project: str | None = None, session: str |
         return None
     in_proj = index.project_mask(project)
     q_terms = index.query_terms(query)
+    tids = index.query_ids(query, q_terms)
     window = session_resources(s, session)
     win_files = window[in_proj[window]] if window.size else window
 
-    ranked: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    parent = None
-
-    lex_ids, lex_scores, share = bm25(index, q_terms, files, in_proj, p.max_query_terms)
-    lex_order = np.lexsort((lex_ids, -lex_scores)) if lex_ids.size else lex_ids
-    if "lexical" not in p.ablate and lex_ids.size:
-        ranked["lexical"] = (lex_ids[lex_order], np.arange(1, lex_ids.size + 1))
-    if lex_ids.size == 0 and win_files.size == 0:
-        return None
-
-    if "associative" not in p.ablate and lex_ids.size and s.n_edges[0] > 0:
-        w = s.graph()
-        top = lex_order[: p.seeds]
-        seeds = lex_ids[top]
-        seed_act = lex_scores[top] / lex_scores[top[0]]
-        act = np.zeros(s.n_res, np.float64)
-        parent = np.full(s.n_res, -1, np.int64)
-        K.spread(w.indptr, w.indices, w.data, seeds, seed_act, s.m[: s.n_res], index.blocked,
-                 p.hops, p.topk, p.w_floor, p.a_floor, act, parent)
-        act[seeds] = 0.0
-        act[~in_proj] = 0.0
-        reach = np.flatnonzero(act)
-        if reach.size:
-            ranked["associative"] = _top(reach, act[reach], reach.size)
-
-    if snippets and "snippet" not in p.ablate:
-        ids = np.asarray([s.res_index[(FILE, project, path)] for path in snippets
-                          if (FILE, project, path) in s.res_index], np.int64)
-        if ids.size:
-            sc = np.asarray([snippets[s.res_key[i]] for i in ids.tolist()], np.float64)
-            ranked["snippet"] = _top(ids, sc, ids.size)
-
-    if "frequency" not in p.ablate:
-        ranked["frequency"] = _top(files, s.n[files].astype(np.float64), TOP_K)
-    if "recency" not in p.ablate:
-        ranked["recency"] = _top(files, s.last[files], TOP_K)
-    if "base_level" not in p.ablate:
-        bl = np.empty(files.size, np.float64)
-        K.base_level(s.hist, s.hist_len, files, float(now), bl)
-        ranked["base_level"] = _top(files, bl, TOP_K)
-    if "recurrence" not in p.ablate and window.size:
-        w = s.graph()
-        recent = window[-p.recurrence_from:]
-        cols = np.concatenate([w.indices[w.indptr[r]: w.indptr[r + 1]] for r in recent.tolist()])
-        if cols.size:
-            vals = np.concatenate([w.data[w.indptr[r]: w.indptr[r + 1]]
-                                   for r in recent.tolist()])
-            cols = cols.astype(np.int64)
-            keep = in_proj[cols]
-            cols, vals = cols[keep], vals[keep].astype(np.float64)
-            if cols.size:
-                best = np.zeros(s.n_res)
-                np.maximum.at(best, cols, vals)
-                reach = np.flatnonzero(best)
-                ranked["recurrence"] = _top(reach, best[reach], reach.size)
-
-    lam = dict(LAMBDA)
+    lam = [LAMBDA[c] for c in CHANNELS]
     if refers_to_session(index, query, q_terms, win_files):
-        lam["recency"] = RECENCY_SESSION
-    in_use = [c for c in CHANNELS if c not in p.ablate and (c != "snippet" or snippets)]
-    s_max = sum(lam[c] for c in in_use) / (RRF_K + 1)
+        lam[CHANNELS.index("recency")] = RECENCY_SESSION
+    use = np.asarray([c not in p.ablate and (c != "snippet" or bool(snippets))
+                      for c in CHANNELS])
+    s_max = sum(lam[i] for i in range(len(CHANNELS)) if use[i]) / (RRF_K + 1)
+    snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
+    s._consolidate()
+    adj = s.adjacency()
+    return (tids, len(set(q_terms)), p.max_query_terms, files, in_proj, s.doclen, s.post,
+            adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]), s.m[: s.n_res],
+            index.blocked, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
+            s.n, s.last, s.hist, s.hist_len, float(now), s.in_order, TOP_K,
+            window, p.recurrence_from, snip_ids, snip_scores, use, np.asarray(lam), RRF_K,
+            s_max, p.min_confidence)
 
-    names = [c for c in CHANNELS if c in ranked]
-    if not names:
+
+def rank(index: Index, query: str, **kw) -> Ranking | None:
+    """Rank the project's files for `query`; None when recall has no grounds (the floor).
+
+    Keywords as `rank_args`. The policy is decided there; the numbers are one compiled call,
+    `brainbox.kernels.rank_files`."""
+    args = rank_args(index, query, **kw)
+    if args is None:
         return None
-    mark = np.zeros(s.n_res, np.bool_)
-    for c in names:
-        mark[ranked[c][0]] = True
-    cand = np.flatnonzero(mark)
-    pos = np.empty(s.n_res, np.int64)
-    pos[cand] = np.arange(cand.size)
-    ranks = np.zeros((len(names), cand.size), np.int64)
-    gam = np.ones((len(names), cand.size), np.float64)
-    for ci, c in enumerate(names):
-        ids, rk = ranked[c]
-        ranks[ci, pos[ids]] = rk
-        if c == "lexical":
-            gam[ci, pos[lex_ids]] = share
-    scores = np.zeros(cand.size, np.float64)
-    K.rrf_fuse(ranks, np.asarray([lam[c] for c in names]), gam, RRF_K, scores)
-    conf = scores / s_max
-    keep = np.flatnonzero(conf >= p.min_confidence)
-    order = keep[np.lexsort((cand[keep], -scores[keep]))]
-    return Ranking(cand, scores, conf, order, names, ranks, parent)
+    status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
+    if not status or not present.any():
+        return None
+    s_max = args[-2]
+    names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
+    return Ranking(cand, scores, scores / s_max, order, names, ranks[present], parent)
+
+
+def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
+    if not snippets:
+        return _NO_IDS, _NO_SCORES
+    ids = [s.res_index[(FILE, project, path)] for path in snippets
+           if (FILE, project, path) in s.res_index]
+    sc = [snippets[s.res_key[i]] for i in ids]
+    return np.asarray(ids, np.int64), np.asarray(sc, np.float64)
 
 
 def rank_ids(index: Index, query: str, *, limit: int = 10, **kw) -> np.ndarray:
@@ -380,35 +304,11 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
 
 
 def predict_tools(state: State, session: str | None, k: int = 3, min_support: int = 4):
-    """Top-k next tools for the session: [(tool, score)]."""
+    """Top-k next tools for the session: [(tool, score)] (`brainbox.kernels.predict_kernel`)."""
     s = state
-    tools = np.flatnonzero(s.kind[: s.n_res] == TOOL)
-    if tools.size == 0:
-        return []
-    seq_rank: list[int] = []
-    if session and session in s.sess_index:
-        sid = s.sess_index[session]
-        hist = s.last3[sid, : s.last3_len[sid]].tolist()
-        for order in range(min(3, len(hist)), 0, -1):
-            suffix = [-1] * (3 - order) + hist[-order:]
-            counts = s.ngrams.get(int(K.encode_ctx(*suffix)))
-            if counts and sum(counts.values()) >= min_support:
-                seq_rank = sorted(counts, key=lambda t: (-counts[t], t))
-                break
-        if not seq_rank and hist:
-            w = s.graph()
-            last = hist[-1]
-            row = slice(w.indptr[last], w.indptr[last + 1])
-            cols, vals = w.indices[row], w.data[row]
-            sel = s.kind[cols] == TOOL
-            cols, vals = cols[sel], vals[sel]
-            order_ = np.lexsort((cols, -vals))
-            seq_rank = cols[order_].tolist()
-    freq_ids, freq_rk = _top(tools, s.n[tools].astype(np.float64), tools.size)
-    score: dict[int, float] = {}
-    for r, t in enumerate(seq_rank, start=1):
-        score[t] = score.get(t, 0.0) + 1.0 / (60 + r)
-    for t, r in zip(freq_ids.tolist(), freq_rk.tolist()):
-        score[t] = score.get(t, 0.0) + 0.5 / (60 + r)
-    best = sorted(score, key=lambda t: (-score[t], t))[:k]
-    return [(s.res_key[t], score[t]) for t in best]
+    sid = s.sess_index.get(session, -1) if session else -1
+    adj = s.adjacency()
+    ids, scores = K.predict_kernel(s.kind, s.n, s.n_res, s.last3, s.last3_len, sid, s.ctxmap,
+                                   s.grams, adj.off, adj.len, adj.dst, adj.edge, s.ew,
+                                   min_support, k)
+    return [(s.res_key[t], float(v)) for t, v in zip(ids.tolist(), scores.tolist())]

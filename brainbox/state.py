@@ -8,7 +8,10 @@ keep their own per-session windows in the state.
 
 Edges live in growable arrays (src, dst, float32 weight, count, last update) with an
 open-addressing hash on (src, dst); the CSR matrices `W`, `C` (counts) and `T` (times)
-are derived from them on demand in canonical (row, column) order.
+are derived from them on demand in canonical (row, column) order (`explain`, the MCP server).
+Recall reads the graph through a live out-adjacency instead (`adjacency()`,
+kernels/adjacency.py): edges are linked into it after each fold in O(new edges), it is laid
+out again after pruning, on load and when its pool fills, and it is never persisted.
 
 Choices written down here:
 - An event touches its resources in the order tool, files, error (DESIGN §4.1 leaves the
@@ -38,10 +41,12 @@ HIST = 50
 MAX_PROMPT_TERMS = 64
 PENDING = 1024  # context-term additions buffered before consolidating into the CSC matrix
 DAY = 86400.0
+ADJ_POOL = 4096  # smallest out-adjacency pool (slots)
 
 
 _EMPTY_I = np.zeros(0, np.int64)
 _EMPTY_F = np.zeros(0, np.float64)
+_NO_WEIGHTS = np.zeros(0, np.float64)
 
 
 def _grow(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
@@ -53,6 +58,25 @@ def _grow(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
     return out
 
 
+SKIP, PROMPT, TOOL_EVENT = 0, 1, 2  # Encoded.ev_kind
+
+
+class Encoded(NamedTuple):
+    """A batch of events as what folding them changes (`State.encode`)."""
+
+    ev_kind: np.ndarray  # int8[E]: SKIP, PROMPT or TOOL_EVENT
+    ev_sess: np.ndarray  # int64[E] session row (-1 for SKIP)
+    ev_time: np.ndarray  # float64[E]
+    ev_tool: np.ndarray  # int64[E] tool resource of a tool event, else -1
+    tch_ptr: np.ndarray  # int64[E+1]: touches of event i are tch_res[tch_ptr[i]:tch_ptr[i+1]]
+    tch_res: np.ndarray  # int64[T] resources touched: tool, files, error
+    add_ptr: np.ndarray  # int64[E+1]: context terms added by event i
+    add_rid: np.ndarray  # int64[A] resource
+    add_tid: np.ndarray  # int64[A] term
+    n_res_after: np.ndarray  # int64[E] resources known after event i
+    n_terms_after: np.ndarray  # int64[E] terms known after event i
+
+
 class Graph(NamedTuple):
     indptr: np.ndarray
     indices: np.ndarray
@@ -60,6 +84,16 @@ class Graph(NamedTuple):
     order: np.ndarray
     n_edges: int
     n_res: int
+
+
+class Adjacency(NamedTuple):
+    """The out-adjacency as `kernels.spread` takes it (kernels/adjacency.py)."""
+
+    off: np.ndarray  # int64[n_res] start of each row in the pool
+    len: np.ndarray  # int64[n_res] out-degree
+    dst: np.ndarray  # int64[P] target of each pool entry
+    edge: np.ndarray  # int64[P] edge index of each pool entry
+    ew: np.ndarray  # float32[E] edge weights
 
 
 class State:
@@ -91,26 +125,38 @@ class State:
         self.n_edges = np.zeros(1, np.int64)
         self._alloc_edges(1024)
         # tool n-grams: context code -> {tool id: count}
-        self.ngrams: dict[int, dict[int, int]] = {}
+        # tool n-grams: context code -> dense id, (context id, next tool) -> count
+        self.ctxmap = K.new_table()
+        self.grams = K.new_table()
         # context terms
         self.term_index: dict[str, int] = {}
         self.terms: list[str] = []
-        self._ctx = sp.csc_array((0, 0), dtype=np.float32)  # consolidated, resources x terms
-        self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet consolidated
+        self.post = K.new_table()  # postings: term -> resource -> tf
+        self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet in the table
         self._pend_c = np.zeros(PENDING, np.int64)
         self._pend_n = 0
-        self._pend_by_term: dict[int, dict[int, int]] = {}
         self.doclen = np.zeros(0, np.float64)  # context-term count per resource
         self.proj_files: dict[str, list[int]] = {}
         # clocks
         self.watermark = 0
         self.clock = 0.0
         self.last_decay = None
+        self.in_order = True  # every event folded so far came at or after the previous one
         self._graph = None
         self._csr_key = np.zeros(0, np.int64)  # sorted src * N_KEY + dst of linked edges
         self._csr_order = np.zeros(0, np.int64)  # edge index at each CSR position
         self._csr_linked = 0  # edges 0.._csr_linked-1 are in the CSR structure
+        self._enc_adds: tuple[list, list] | None = None  # set while encoding
         self.capture: list | None = None  # benchmarks: collects the touch arrays folded
+        # out-adjacency of the edges (kernels/adjacency.py): derived, never persisted; node
+        # arrays grow with the other node arrays, the pool on demand
+        self.adj_off = np.zeros(0, np.int64)
+        self.adj_len = np.zeros(0, np.int64)
+        self.adj_cap = np.zeros(0, np.int64)
+        self.pool_dst = np.zeros(ADJ_POOL, np.int64)
+        self.pool_e = np.zeros(ADJ_POOL, np.int64)
+        self.pool_used = np.zeros(1, np.int64)
+        self.adj_linked = 0  # edges 0..adj_linked-1 are in the adjacency
 
     # --- allocation ------------------------------------------------------------------
 
@@ -120,15 +166,20 @@ class State:
         self.ew = np.zeros(cap, np.float32)
         self.ecount = np.zeros(cap, np.int64)
         self.etime = np.zeros(cap, np.float64)
-        self.hkeys = np.full(2 * cap, -1, np.int64)
-        self.hslot = np.zeros(2 * cap, np.int64)
+        self.hkeys, self.hslot = self._hash_table(2 * cap)
+
+    @staticmethod
+    def _hash_table(slots: int) -> tuple[np.ndarray, np.ndarray]:
+        """Empty edge hash (hkeys, hslot): key and edge index side by side, the two columns
+        of one int64[slots, 2], so a probe reads one cache line (kernels/hebbian.py)."""
+        table = np.full((slots, 2), -1, np.int64)
+        return table[:, 0], table[:, 1]
 
     def _grow_edges(self) -> None:
         cap = 2 * self.esrc.shape[0]
         for name in ("esrc", "edst", "ew", "ecount", "etime"):
             setattr(self, name, _grow(getattr(self, name), cap))
-        self.hkeys = np.full(2 * cap, -1, np.int64)
-        self.hslot = np.zeros(2 * cap, np.int64)
+        self.hkeys, self.hslot = self._hash_table(2 * cap)
         K.rebuild_hash(self.esrc, self.edst, int(self.n_edges[0]), self.hkeys, self.hslot)
 
     def resource(self, kind: int, project: str, key: str) -> int:
@@ -144,7 +195,8 @@ class State:
         self.n_res += 1
         if rid >= self.n.shape[0]:
             cap = max(2 * self.n.shape[0], 256)
-            for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen"):
+            for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen",
+                         "adj_off", "adj_len", "adj_cap"):
                 setattr(self, name, _grow(getattr(self, name), cap))
             self.kind = _grow(self.kind, cap)
         self.kind[rid] = kind
@@ -176,149 +228,165 @@ class State:
         return tid
 
     def _ctx_add(self, rid: int, term: str) -> None:
+        if self._enc_adds is not None:  # encoding: applied later, event by event
+            tid = self._term(term)
+            self._enc_adds[0].append(rid)
+            self._enc_adds[1].append(tid)
+            return
         if self._pend_n == PENDING:
             self._consolidate()
         tid = self._term(term)
         self._pend_r[self._pend_n] = rid
         self._pend_c[self._pend_n] = tid
         self._pend_n += 1
-        d = self._pend_by_term.get(tid)
-        if d is None:
-            self._pend_by_term[tid] = {rid: 1}
-        else:
-            d[rid] = d.get(rid, 0) + 1
         self.doclen[rid] += 1.0
 
     def _consolidate(self) -> None:
+        """Move buffered context terms into the postings table (in order)."""
         n = self._pend_n
-        shape = (self.n_res, len(self.terms))
-        base = self._ctx
-        base.resize(shape)
         if n:
-            add = sp.coo_array(
-                (np.ones(n, np.float32), (self._pend_r[:n].copy(), self._pend_c[:n].copy())),
-                shape=shape,
-            ).tocsc()
-            base = (base + add).tocsc()
-            base.sum_duplicates()
-            base.sort_indices()
-        self._ctx = base
-        self._pend_n = 0
-        self._pend_by_term.clear()
+            self.post = K.table_add_many(self.post, self._pend_c[:n], self._pend_r[:n],
+                                         np.ones(n))
+            self._pend_n = 0
 
     def doc_freq(self, tid: int) -> int:
-        """Resources whose context holds the term (an upper bound while additions pend)."""
-        csc = self._ctx
-        n = int(csc.indptr[tid + 1] - csc.indptr[tid]) if tid < csc.shape[1] else 0
-        return n + len(self._pend_by_term.get(tid, ()))
+        """Resources whose context holds the term."""
+        self._consolidate()
+        return int(self.post.len[tid]) if tid < self.post.off.shape[0] else 0
 
-    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """A context term's postings: (consolidated rows, tf) and (pending rows, tf); the
-        two row sets may overlap, and the caller sums them."""
-        csc = self._ctx
-        if tid < csc.shape[1]:
-            lo, hi = csc.indptr[tid], csc.indptr[tid + 1]
-            rows, tf = csc.indices[lo:hi], csc.data[lo:hi]
-        else:
-            rows, tf = _EMPTY_I, _EMPTY_F
-        extra = self._pend_by_term.get(tid)
-        if not extra:
-            return rows, tf, _EMPTY_I, _EMPTY_F
-        return (rows, tf, np.fromiter(extra.keys(), np.int64, len(extra)),
-                np.fromiter(extra.values(), np.float64, len(extra)))
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """A context term's postings: (resource ids, tf), in the order they were added."""
+        self._consolidate()
+        return K.table_rows(self.post, tid)
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
-        ts, tr, tt = [], [], []  # touches: session, resource, time
-        qs, qt = [], []  # tool stream: session, tool
-        count = 0
+        batch, count = [], 0
         for ev in events:
             count += 1
-            kind = ev["kind"]
-            at = float(ev["at"])
-            if self.last_decay is None:
-                self.last_decay = at
-            self.clock = max(self.clock, at)
-            if "id" in ev:
-                self.watermark = max(self.watermark, int(ev["id"]))
-            if kind in ("maintenance", "feedback"):
-                self._flush(ts, tr, tt, qs, qt)
+            if ev["kind"] in ("maintenance", "feedback"):
+                self._apply(self.encode(batch))
+                batch = []
+                self._clock(ev)
                 self._special(ev)
-                continue
-            sid = self.session(ev["session"])
-            if kind == "prompt":
-                seen, terms = set(), []
-                for t in tokens(ev.get("prompt")):
-                    if t not in seen:
-                        seen.add(t)
-                        terms.append(t)
-                        if len(terms) >= MAX_PROMPT_TERMS:
-                            break
-                self.sess_prompt[sid] = terms
-                self.sess_seen[sid] = set()
-                continue
-            if kind != "tool" or not ev.get("tool"):
-                continue
-            project = ev["project"]
-            tool = self.resource(TOOL, "", ev["tool"])
-            ts.append(sid), tr.append(tool), tt.append(at)
-            qs.append(sid), qt.append(tool)
-            files = ev.get("files") or ()
-            if files:
-                args = tokens(ev.get("args")) if ev.get("args") else ()
-                prompt = self.sess_prompt.get(sid)
-                seen = self.sess_seen.setdefault(sid, set()) if prompt else None
-                for f in files:
-                    fid = self.resource(FILE, project, f)
-                    ts.append(sid), tr.append(fid), tt.append(at)
-                    for t in args:
-                        self._ctx_add(fid, t)
-                    if prompt and fid not in seen:
-                        seen.add(fid)
-                        for t in prompt:
-                            self._ctx_add(fid, t)
-            if ev.get("error_fp"):
-                eid = self.resource(ERROR, "", ev["error_fp"])
-                ts.append(sid), tr.append(eid), tt.append(at)
-        self._flush(ts, tr, tt, qs, qt)
+            else:
+                batch.append(ev)
+        self._apply(self.encode(batch))
         return count
 
-    def _flush(self, ts, tr, tt, qs, qt) -> None:
-        if ts:
-            t_sess = np.asarray(ts, np.int64)
-            t_res = np.asarray(tr, np.int64)
-            t_time = np.asarray(tt, np.float64)
+    def _clock(self, ev: dict) -> float:
+        at = float(ev["at"])
+        if self.last_decay is None:
+            self.last_decay = at
+        if at < self.clock:
+            self.in_order = False
+        self.clock = max(self.clock, at)
+        if "id" in ev:
+            self.watermark = max(self.watermark, int(ev["id"]))
+        return at
+
+    def encode(self, events) -> Encoded:
+        """Turn events into what folding them changes, without changing the learned arrays.
+
+        Resources, sessions and terms get their ids here (in first-seen order, exactly as
+        folding one event after another would give them), the per-session prompt context is
+        tracked, and the clock advances; node, edge, window, n-gram and postings arrays are
+        untouched until `_apply` (or the compiled replay, event by event). Special events
+        (maintenance, feedback) are not encoded: `fold` applies them between batches."""
+        ev_kind, ev_sess, ev_time, ev_tool = [], [], [], []
+        tch_ptr, tch_res = [0], []
+        add_ptr, add_rid, add_tid = [0], [], []
+        n_res_after, n_terms_after = [], []
+        self._enc_adds = (add_rid, add_tid)
+        try:
+            for ev in events:
+                at = self._clock(ev)
+                kind = ev["kind"]
+                sid = self.session(ev["session"])
+                tool = -1
+                code = SKIP
+                if kind == "prompt":
+                    code = PROMPT
+                    seen, terms = set(), []
+                    for t in tokens(ev.get("prompt")):
+                        if t not in seen:
+                            seen.add(t)
+                            terms.append(t)
+                            if len(terms) >= MAX_PROMPT_TERMS:
+                                break
+                    self.sess_prompt[sid] = terms
+                    self.sess_seen[sid] = set()
+                elif kind == "tool" and ev.get("tool"):
+                    code = TOOL_EVENT
+                    project = ev["project"]
+                    tool = self.resource(TOOL, "", ev["tool"])
+                    tch_res.append(tool)
+                    files = ev.get("files") or ()
+                    if files:
+                        args = tokens(ev.get("args")) if ev.get("args") else ()
+                        prompt = self.sess_prompt.get(sid)
+                        seen = self.sess_seen.setdefault(sid, set()) if prompt else None
+                        for f in files:
+                            fid = self.resource(FILE, project, f)
+                            tch_res.append(fid)
+                            for t in args:
+                                self._ctx_add(fid, t)
+                            if prompt and fid not in seen:
+                                seen.add(fid)
+                                for t in prompt:
+                                    self._ctx_add(fid, t)
+                    if ev.get("error_fp"):
+                        tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
+                ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
+                ev_tool.append(tool)
+                tch_ptr.append(len(tch_res))
+                add_ptr.append(len(add_rid))
+                n_res_after.append(self.n_res), n_terms_after.append(len(self.terms))
+        finally:
+            self._enc_adds = None
+        i64 = np.int64
+        return Encoded(np.asarray(ev_kind, np.int8), np.asarray(ev_sess, i64),
+                       np.asarray(ev_time, np.float64), np.asarray(ev_tool, i64),
+                       np.asarray(tch_ptr, i64), np.asarray(tch_res, i64),
+                       np.asarray(add_ptr, i64), np.asarray(add_rid, i64),
+                       np.asarray(add_tid, i64), np.asarray(n_res_after, i64),
+                       np.asarray(n_terms_after, i64))
+
+    def _apply(self, enc: Encoded) -> None:
+        """Apply an encoded batch: touches (Hebbian fold), n-grams, context terms."""
+        tch = enc.tch_res
+        if tch.size:
+            counts = np.diff(enc.tch_ptr)
+            t_sess = np.repeat(enc.ev_sess, counts)
+            t_time = np.repeat(enc.ev_time, counts)
             if self.capture is not None:
-                self.capture.append((t_sess, t_res, t_time))
+                self.capture.append((t_sess, tch, t_time))
             i = 0
-            while i < len(t_res):
+            while i < tch.size:
                 i = K.fold_touches(
-                    t_sess, t_res, t_time, i, self.kind, self.n, self.m, self.act, self.last,
+                    t_sess, tch, t_time, i, self.kind, self.n, self.m, self.act, self.last,
                     self.hist, self.hist_len, self.deg, self.win, self.win_len,
                     self.hkeys, self.hslot, self.esrc, self.edst, self.ew, self.ecount,
                     self.etime, self.n_edges,
                 )
-                if i < len(t_res):
+                if i < tch.size:
                     self._grow_edges()
-            ts.clear(), tr.clear(), tt.clear()
+            self._link_adjacency()
             self._graph = None
-        if qs:
-            q_sess = np.asarray(qs, np.int64)
-            q_tool = np.asarray(qt, np.int64)
-            ctx = np.empty(3 * len(q_tool), np.int64)
-            nxt = np.empty(3 * len(q_tool), np.int64)
+        is_tool = enc.ev_tool >= 0
+        if is_tool.any():
+            q_sess = enc.ev_sess[is_tool]
+            q_tool = enc.ev_tool[is_tool]
+            ctx = np.empty(3 * q_tool.size, np.int64)
+            nxt = np.empty(3 * q_tool.size, np.int64)
             c = K.ngram_pairs(q_sess, q_tool, self.last3, self.last3_len, ctx, nxt)
-            if 0 < c <= 256:
-                for cx, nx in zip(ctx[:c].tolist(), nxt[:c].tolist()):
-                    d = self.ngrams.setdefault(cx, {})
-                    d[nx] = d.get(nx, 0) + 1
-            elif c:
-                pairs = np.stack([ctx[:c], nxt[:c]], axis=1)
-                uniq, counts = np.unique(pairs, axis=0, return_counts=True)
-                for (cx, nx), cnt in zip(uniq.tolist(), counts.tolist()):
-                    d = self.ngrams.setdefault(cx, {})
-                    d[nx] = d.get(nx, 0) + cnt
-            qs.clear(), qt.clear()
+            if c:
+                self.ctxmap, self.grams = K.ngram_count(self.ctxmap, self.grams, ctx, nxt, c,
+                                                        _NO_WEIGHTS)
+        if enc.add_rid.size:
+            self.post = K.table_add_many(self.post, enc.add_tid, enc.add_rid,
+                                         np.ones(enc.add_rid.size))
+            np.add.at(self.doclen, enc.add_rid, 1.0)
 
     def _special(self, ev: dict) -> None:
         meta = ev.get("meta") or {}
@@ -372,6 +440,7 @@ class State:
         self.n_edges[0] = new
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, int(new), self.hkeys, self.hslot)
+        self._rebuild_adjacency()
         self._graph = None
         self._csr_linked = -1
 
@@ -388,7 +457,68 @@ class State:
         self.deg[src] += 1
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, k + 1, self.hkeys, self.hslot)
+        self._link_adjacency()
         return k
+
+    # --- out-adjacency (kernels/adjacency.py) ------------------------------------------
+
+    def _link_adjacency(self) -> None:
+        """Link the edges created since the last call: O(new edges). A full pool is laid
+        out again compactly (O(E), amortised over at least E/4 new edges)."""
+        ne = int(self.n_edges[0])
+        if self.adj_linked == ne:
+            return
+        if self.adj_linked > ne:  # edges went away without a rebuild
+            self._rebuild_adjacency()
+            return
+        done = K.link_edges(self.esrc, self.edst, self.adj_linked, ne, self.adj_off,
+                            self.adj_len, self.adj_cap, self.pool_dst, self.pool_e,
+                            self.pool_used)
+        if done < ne:
+            self._rebuild_adjacency()
+        else:
+            self.adj_linked = ne
+
+    def _rebuild_adjacency(self) -> None:
+        """Lay out all edges compactly with slack per node (after pruning, loading, or when
+        the pool is full); the pool keeps at least half the slots used free for growth."""
+        ne = int(self.n_edges[0])
+        args = (self.adj_off, self.adj_len, self.adj_cap)
+        need = K.rebuild_adjacency(self.esrc, self.edst, ne, *args, self.pool_dst,
+                                   self.pool_e, self.pool_used)
+        if need + need // 2 > self.pool_dst.shape[0]:
+            size = max(2 * need, ADJ_POOL)
+            self.pool_dst = np.zeros(size, np.int64)
+            self.pool_e = np.zeros(size, np.int64)
+            K.rebuild_adjacency(self.esrc, self.edst, ne, *args, self.pool_dst, self.pool_e,
+                                self.pool_used)
+        self.adj_linked = ne
+
+    def adjacency(self) -> Adjacency:
+        """The live out-adjacency over the `n_res` resources, as `kernels.spread` reads it:
+        row u is `dst[off[u] : off[u] + len[u]]` (any order), entry q weighs `ew[edge[q]]`.
+        Views of the state's arrays: valid until the next fold, decay or edge creation."""
+        self._link_adjacency()
+        n = self.n_res
+        return Adjacency(self.adj_off[:n], self.adj_len[:n], self.pool_dst, self.pool_e,
+                         self.ew)
+
+    def out_edges(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Row u of the adjacency: (targets int64, weights float32), in no particular order."""
+        self._link_adjacency()
+        lo = int(self.adj_off[u])
+        q = slice(lo, lo + int(self.adj_len[u]))
+        return self.pool_dst[q], self.ew[self.pool_e[q]]
+
+    def ngrams(self) -> dict[int, dict[int, int]]:
+        """Tool n-gram counts as ``{context code: {next tool: count}}`` (tests, persistence)."""
+        cm, g = self.ctxmap, self.grams
+        codes = (cm.ea[: cm.n[0]] << 30) | cm.eb[: cm.n[0]]
+        out: dict[int, dict[int, int]] = {}
+        n = int(g.n[0])
+        for cid, nx, cnt in zip(g.ea[:n].tolist(), g.eb[:n].tolist(), g.ev[:n].tolist()):
+            out.setdefault(int(codes[cid]), {})[nx] = int(cnt)
+        return out
 
     # --- derived matrices ------------------------------------------------------------
 
@@ -436,7 +566,9 @@ class State:
     def docs(self) -> sp.csr_array:
         """Context-term counts, resources x terms (float32 CSR), all additions included."""
         self._consolidate()
-        return self._ctx.tocsr()
+        t, n = self.post, int(self.post.n[0])
+        return sp.coo_array((t.ev[:n].astype(np.float32), (t.eb[:n], t.ea[:n])),
+                            shape=(self.n_res, len(self.terms))).tocsr()
 
     # --- persistence -----------------------------------------------------------------
 
@@ -444,9 +576,10 @@ class State:
         n, ne, ns = self.n_res, int(self.n_edges[0]), len(self.sess_index)
         docs = self.docs().tocoo()
         ng_ctx, ng_next, ng_cnt = [], [], []
-        for cx in sorted(self.ngrams):
-            for nx in sorted(self.ngrams[cx]):
-                ng_ctx.append(cx), ng_next.append(nx), ng_cnt.append(self.ngrams[cx][nx])
+        ngrams = self.ngrams()
+        for cx in sorted(ngrams):
+            for nx in sorted(ngrams[cx]):
+                ng_ctx.append(cx), ng_next.append(nx), ng_cnt.append(ngrams[cx][nx])
         sessions = sorted(self.sess_index, key=self.sess_index.get)
         extra = {
             "sessions": sessions,
@@ -455,6 +588,7 @@ class State:
             "seen": {str(k): sorted(v) for k, v in self.sess_seen.items()},
             "watermark": self.watermark,
             "clock": self.clock,
+            "in_order": self.in_order,
             "last_decay": self.last_decay,
         }
         return {
@@ -506,16 +640,22 @@ class State:
         s.ecount[:ne], s.etime[:ne] = a["edge.count"], a["edge.time"]
         s.n_edges[0] = ne
         K.rebuild_hash(s.esrc, s.edst, ne, s.hkeys, s.hslot)
-        for cx, nx, cnt in zip(a["ngram.ctx"].tolist(), a["ngram.next"].tolist(),
-                               a["ngram.count"].tolist()):
-            s.ngrams.setdefault(cx, {})[nx] = cnt
+        for name in ("adj_off", "adj_len", "adj_cap"):
+            setattr(s, name, np.zeros(s.n.shape[0], np.int64))
+        s._rebuild_adjacency()
+        # contexts get dense ids in sorted order here, not in first-seen order: counts and
+        # predictions do not depend on the ids
+        n_ng = a["ngram.ctx"].shape[0]
+        s.ctxmap, s.grams = K.ngram_count(
+            s.ctxmap, s.grams, a["ngram.ctx"].astype(np.int64), a["ngram.next"].astype(np.int64),
+            n_ng, a["ngram.count"].astype(np.float64))
         s.terms = list(extra["terms"])
         s.term_index = {t: i for i, t in enumerate(s.terms)}
-        s._ctx = sp.coo_array(
-            (a["ctx.val"], (a["ctx.row"], a["ctx.col"])), shape=(s.n_res, len(s.terms))
-        ).tocsc()
-        s._ctx.sort_indices()
-        s.doclen[: s.n_res] = np.asarray(s._ctx.sum(axis=1)).ravel()
+        # postings by term, then resource: the same table whatever order they were added in
+        order = np.lexsort((a["ctx.row"], a["ctx.col"]))
+        s.post = K.table_from_entries(a["ctx.col"][order], a["ctx.row"][order],
+                                      a["ctx.val"][order].astype(np.float64), len(s.terms))
+        np.add.at(s.doclen, a["ctx.row"].astype(np.int64), a["ctx.val"].astype(np.float64))
         for rid in range(s.n_res):
             if s.res_kind[rid] == FILE:
                 s.proj_files.setdefault(s.res_project[rid], []).append(rid)
@@ -523,5 +663,6 @@ class State:
         s.sess_seen = {int(k): set(v) for k, v in extra["seen"].items()}
         s.watermark = extra["watermark"]
         s.clock = extra["clock"]
+        s.in_order = bool(extra.get("in_order", False))
         s.last_decay = extra["last_decay"]
         return s

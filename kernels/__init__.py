@@ -1,9 +1,23 @@
 """brainbox.kernels: numba kernels, pure functions over numpy arrays (numpy + numba only).
 
 Each kernel's docstring states its array contract. Validation and array growth belong to the
-callers in ``brainbox``; ``tests/reference.py`` holds a slow reference for every kernel.
+callers in ``brainbox``; ``tests/reference.py`` and ``tests/reference_rank.py`` hold a slow
+reference for every kernel in ``__all__`` (the compiled baselines' reference is
+``eval/baselines.py``). Data structures (``table``: the count table of postings and n-grams;
+``baselines``: the baselines' state) and the replay loop (``replay``) are imported from their
+modules.
 """
 
+from .adjacency import link_edges, rebuild_adjacency
+from .baselines import (
+    BaselineState,  # noqa: F401 - the compiled baselines' state type
+    bl_begin_task,
+    bl_end_task,
+    bl_prompt,
+    bl_rank_files,
+    bl_rank_tools,
+    bl_tool_event,
+)
 from .fusion import base_level, ranks_from_scores, rrf_fuse
 from .hebbian import (
     HIST,
@@ -17,7 +31,18 @@ from .hebbian import (
     rebuild_hash,
 )
 from .ngram import encode_ctx, ngram_pairs
-from .spread import spread
+from .predict import ctx_id, ngram_count, predict_kernel  # noqa: F401
+from .rank import base_level_top, bm25_scores, order_desc, rank_files, top_k
+from .spread import spread, spread_csr
+from .table import (  # noqa: F401 - the engine's count tables, used as K.*
+    Table,
+    new_table,
+    table_add,
+    table_add_many,
+    table_find,
+    table_from_entries,
+    table_rows,
+)
 
 __all__ = [
     "HIST",
@@ -30,9 +55,24 @@ __all__ = [
     "encode_ctx",
     "find_edge",
     "fold_touches",
+    "link_edges",
     "ngram_pairs",
     "ranks_from_scores",
+    "rebuild_adjacency",
     "rebuild_hash",
     "rrf_fuse",
+    "base_level_top",
+    "bm25_scores",
+    "order_desc",
+    "rank_files",
     "spread",
+    "top_k",
+    "predict_kernel",
+    "spread_csr",
+    "bl_begin_task",
+    "bl_end_task",
+    "bl_prompt",
+    "bl_rank_files",
+    "bl_rank_tools",
+    "bl_tool_event",
 ]

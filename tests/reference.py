@@ -8,7 +8,11 @@ so results agree bit for bit.
 
 Differences a caller may see: ``fold_touches`` does not maintain the hash table
 (``hkeys``/``hslot`` are left as they were) and ``rebuild_hash`` stores each key in an
-arbitrary slot (only the key -> edge mapping is comparable).
+arbitrary slot (only the key -> edge mapping is comparable). ``link_edges`` and
+``rebuild_adjacency`` lay out the pool slot for slot like the kernels.
+
+``adjacency_rows`` and ``csr_rows`` (scipy) give the rows an adjacency and the edge arrays
+hold, as sets, for the tests that do not depend on the layout.
 
 ``REFERENCES`` maps each kernel to its reference; it drives the parity tests.
 """
@@ -129,12 +133,30 @@ def compact_edges(keep, esrc, edst, ew, ecount, etime, deg, n_edges):
 # --- spreading activation (DESIGN §4.4) ---------------------------------------------------
 
 
-def spread(indptr, indices, data, seeds, seed_act, m, is_blocked, hops, topk, w_floor,
-           a_floor, act_out, parent_out):
+def spread_csr(indptr, indices, data, seeds, seed_act, m, is_blocked, hops, topk, w_floor,
+               a_floor, act_out, parent_out):
     rows = {
         u: [(int(indices[q]), float(data[q])) for q in range(indptr[u], indptr[u + 1])]
         for u in range(len(act_out))
     }
+    return spread_rows(rows, seeds, seed_act, m, is_blocked, hops, topk, w_floor, a_floor,
+                       act_out, parent_out)
+
+
+def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked, hops, topk,
+           w_floor, a_floor, act_out, parent_out):
+    rows = {
+        u: [(int(pool_dst[q]), float(ew[pool_e[q]]))
+            for q in range(adj_off[u], adj_off[u] + adj_len[u])]
+        for u in range(len(act_out))
+    }
+    return spread_rows(rows, seeds, seed_act, m, is_blocked, hops, topk, w_floor, a_floor,
+                       act_out, parent_out)
+
+
+def spread_rows(rows, seeds, seed_act, m, is_blocked, hops, topk, w_floor, a_floor, act_out,
+                parent_out):
+    """Spreading activation over ``rows``: {u: [(v, w), ...]} in any order."""
     act, parent = {}, {}
     for u, a in zip(seeds, seed_act):
         u = int(u)
@@ -168,6 +190,78 @@ def spread(indptr, indices, data, seeds, seed_act, m, is_blocked, hops, topk, w_
     for v, u in parent.items():
         parent_out[v] = u
     return visits
+
+
+# --- out-adjacency (DESIGN §4.4) ----------------------------------------------------------
+
+
+def block_size(count):
+    """Slots ``rebuild_adjacency`` gives a node with ``count`` out-edges."""
+    return count + max(4, count // 4) if count > 0 else 0
+
+
+def link_edges(esrc, edst, start, end, adj_off, adj_len, adj_cap, pool_dst, pool_e, pool_used):
+    for e in range(start, end):
+        u = int(esrc[e])
+        n = int(adj_len[u])
+        if n == adj_cap[u]:
+            cap, base, off = max(4, 2 * n), int(pool_used[0]), int(adj_off[u])
+            if base + cap > len(pool_dst):
+                return e
+            pool_dst[base: base + n] = pool_dst[off: off + n].copy()
+            pool_e[base: base + n] = pool_e[off: off + n].copy()
+            adj_off[u], adj_cap[u], pool_used[0] = base, cap, base + cap
+        pool_dst[adj_off[u] + n], pool_e[adj_off[u] + n] = edst[e], e
+        adj_len[u] = n + 1
+    return end
+
+
+def rebuild_adjacency(esrc, edst, n_edges, adj_off, adj_len, adj_cap, pool_dst, pool_e,
+                      pool_used):
+    out = {}
+    for e in range(n_edges):
+        out.setdefault(int(esrc[e]), []).append(e)
+    caps = [block_size(len(out.get(u, ()))) for u in range(len(adj_off))]
+    need = sum(caps)
+    adj_len[:], adj_cap[:], adj_off[:], pool_used[0] = 0, 0, 0, 0
+    if need > len(pool_dst):
+        return need
+    base = 0
+    for u in range(len(adj_off)):
+        edges = out.get(u, [])
+        adj_off[u], adj_cap[u], adj_len[u] = base, caps[u], len(edges)
+        for j, e in enumerate(edges):
+            pool_dst[base + j], pool_e[base + j] = edst[e], e
+        base += caps[u]
+    pool_used[0] = need
+    return need
+
+
+def adjacency_rows(adj_off, adj_len, pool_dst, pool_e, ew, n_nodes):
+    """The rows an adjacency stores: {u: {(v, edge, weight), ...}} for nodes with edges."""
+    rows = {}
+    for u in range(n_nodes):
+        lo, n = int(adj_off[u]), int(adj_len[u])
+        if n:
+            rows[u] = {(int(pool_dst[q]), int(pool_e[q]), float(ew[pool_e[q]]))
+                       for q in range(lo, lo + n)}
+    return rows
+
+
+def csr_rows(esrc, edst, ew, n_edges, n_nodes):
+    """The same rows from the edge arrays through scipy's CSR (edge index as data)."""
+    import scipy.sparse as sp
+
+    e = np.arange(n_edges)
+    mat = sp.csr_array((e + 1, (np.asarray(esrc[:n_edges]), np.asarray(edst[:n_edges]))),
+                       shape=(n_nodes, n_nodes))
+    rows = {}
+    for u in range(n_nodes):
+        lo, hi = mat.indptr[u], mat.indptr[u + 1]
+        if hi > lo:
+            rows[u] = {(int(v), int(k) - 1, float(ew[int(k) - 1]))
+                       for v, k in zip(mat.indices[lo:hi], mat.data[lo:hi])}
+    return rows
 
 
 # --- fusion and base level (DESIGN §4.3) --------------------------------------------------
@@ -241,6 +335,9 @@ REFERENCES = {
     K.decay_state: decay_state,
     K.compact_edges: compact_edges,
     K.spread: spread,
+    K.spread_csr: spread_csr,
+    K.link_edges: link_edges,
+    K.rebuild_adjacency: rebuild_adjacency,
     K.rrf_fuse: rrf_fuse,
     K.ranks_from_scores: ranks_from_scores,
     K.base_level: base_level,

@@ -274,6 +274,40 @@ def test_fold_touches_matches_reference_with_hubs_and_many_sessions(n_nodes, n_s
     assert_same(state.arrays()[:10] + state.arrays()[12:], ref.arrays()[:10] + ref.arrays()[12:])
 
 
+def test_the_engine_hash_layout_and_the_gate_memo_change_no_bit():
+    """The engine passes hkeys/hslot as the two columns of one int64[H, 2] (strided views),
+    and fold_touches remembers gate values of weights it has seen; a long fold in which
+    weights saturate (so the memo answers most gates), in batches and in the engine layout,
+    equals the contiguous one-call fold, table included, and the reference."""
+    from brainbox.state import State as Engine
+
+    rng = np.random.default_rng(7)
+    n_touch = 30_000  # 4 resources, one session: every edge gets ~7,500 steps
+    sess = np.zeros(n_touch, np.int64)
+    res = rng.integers(0, 4, n_touch)
+    time = np.arange(n_touch, dtype=np.float64)
+    plain = State(4, 1, edges=64, slots=128, kind=[0, 1, 2, 0])
+    ref = plain.copy()
+    engine = plain.copy()
+    engine.hkeys, engine.hslot = Engine._hash_table(128)
+    assert not engine.hkeys.flags.c_contiguous and engine.hkeys.base is engine.hslot.base
+    assert plain.fold(sess, res, time) == ref.fold(sess, res, time, fn=R.fold_touches)
+    engine.fold_all(sess, res, time, cuts=[1000, 17_000])
+    assert_same(plain.arrays()[:10] + plain.arrays()[12:], ref.arrays()[:10] + ref.arrays()[12:])
+    assert_same(engine.arrays()[:11] + engine.arrays()[12:],
+                plain.arrays()[:11] + plain.arrays()[12:])  # the same table, key for key
+    used = plain.hkeys != -1
+    np.testing.assert_array_equal(engine.hslot[used], plain.hslot[used])
+    assert_hash_consistent(engine)
+    # the weights have stopped moving (a step rounds back to the same float32), so by now
+    # nearly every gate came from the memo
+    more = plain.copy()
+    more.fold(sess[:200], res[:200], time[:200] + n_touch)
+    n = int(plain.n_edges[0])
+    assert n == 12 and (more.ecount[:n] > plain.ecount[:n]).all()
+    np.testing.assert_array_equal(more.ew, plain.ew)
+
+
 @SETTINGS
 @given(work=fold_workloads(), data=st.data())
 def test_fold_in_batches_with_growth_equals_one_call(work, data):
@@ -413,7 +447,7 @@ def test_spread_on_a_tiny_graph_by_hand():
     # 0 -> 1 (0.5), 0 -> 2 (0.8), 0 -> 3 tool (1.0); 2 -> 4 (0.5); 4 -> 0 (1.0)
     rows = {0: {1: 0.5, 2: 0.8, 3: 1.0}, 2: {4: 0.5}, 4: {0: 1.0}}
     graph = csr(5, rows)
-    act, parent, visits = run_spread(K.spread, graph, 5, [0], [1.0], m=[0, 0, 0.8, 0, 0],
+    act, parent, visits = run_spread(K.spread_csr, graph, 5, [0], [1.0], m=[0, 0, 0.8, 0, 0],
                                      blocked=[3])
     s3 = 1 / math.sqrt(3)  # row 0 stores three entries, the blocked one included
     assert act.tolist() == pytest.approx([1.0, 0.5 * s3, 0.8 * s3 * 1.5, 0.0,
@@ -425,20 +459,20 @@ def test_spread_on_a_tiny_graph_by_hand():
 def test_spread_keeps_the_best_path_not_the_sum_and_honours_floors_and_topk():
     rows = {0: {2: 0.9}, 1: {2: 0.2, 3: 0.2, 4: 0.2}}
     graph = csr(5, rows)
-    act, parent, _ = run_spread(K.spread, graph, 5, [0, 1, 1], [0.5, 0.1, 1.0])
+    act, parent, _ = run_spread(K.spread_csr, graph, 5, [0, 1, 1], [0.5, 0.1, 1.0])
     assert act[2] == pytest.approx(max(0.5 * 0.9, 1.0 * 0.2 / math.sqrt(3)))
     assert parent[2] == 0 and act[1] == 1.0  # a repeated seed keeps its largest activation
-    act, _, visits = run_spread(K.spread, graph, 5, [1], [1.0], topk=2)
+    act, _, visits = run_spread(K.spread_csr, graph, 5, [1], [1.0], topk=2)
     assert act[2] > 0 and act[3] > 0 and act[4] == 0 and visits == 2  # ties: lower column
-    act, _, visits = run_spread(K.spread, graph, 5, [0, 1], [1.0, 1.0], w_floor=0.5)
+    act, _, visits = run_spread(K.spread_csr, graph, 5, [0, 1], [1.0, 1.0], w_floor=0.5)
     assert visits == 1 and act[3] == 0
-    act, _, _ = run_spread(K.spread, graph, 5, [0, 1], [1.0, 1.0], a_floor=0.2)
+    act, _, _ = run_spread(K.spread_csr, graph, 5, [0, 1], [1.0, 1.0], a_floor=0.2)
     assert act[3] == 0 and act[2] == pytest.approx(0.9)
 
 
 def test_spread_never_expands_a_node_twice_and_ignores_self_loops():
     rows = {0: {0: 1.0, 1: 1.0}, 1: {0: 1.0}}
-    act, parent, visits = run_spread(K.spread, csr(2, rows), 2, [0], [1.0], m=[0.5, 0.5])
+    act, parent, visits = run_spread(K.spread_csr, csr(2, rows), 2, [0], [1.0], m=[0.5, 0.5])
     # row 0 has 2 entries: 0 -> 1 gives 1.5 / sqrt(2); row 1 has 1: 1 -> 0 gives
     # 1.5 / sqrt(2) * 1.5 > 1, so 0 improves (and gets 1 as parent) but is not re-expanded
     assert act.tolist() == pytest.approx([2.25 / math.sqrt(2), 1.5 / math.sqrt(2)])
@@ -447,9 +481,9 @@ def test_spread_never_expands_a_node_twice_and_ignores_self_loops():
 
 def test_spread_with_no_seeds_or_no_hops_returns_only_the_seeds():
     graph = csr(3, {0: {1: 1.0}})
-    act, parent, visits = run_spread(K.spread, graph, 3, [], [])
+    act, parent, visits = run_spread(K.spread_csr, graph, 3, [], [])
     assert act.tolist() == [0, 0, 0] and parent.tolist() == [-1, -1, -1] and visits == 0
-    act, parent, visits = run_spread(K.spread, graph, 3, [0, 2], [0.3, 0.4], hops=0,
+    act, parent, visits = run_spread(K.spread_csr, graph, 3, [0, 2], [0.3, 0.4], hops=0,
                                      blocked=[2])
     assert act.tolist() == [0.3, 0, 0] and visits == 0  # a blocked seed is dropped
 
@@ -481,12 +515,236 @@ def test_spread_matches_reference(g, data):
         "w_floor": data.draw(st.sampled_from([0.0, 1e-6, 0.3])),
         "a_floor": data.draw(st.sampled_from([0.0, 1e-3, 0.1])),
     }
-    act, parent, visits = run_spread(K.spread, graph, n_nodes, seeds, **kw)
-    r_act, r_parent, r_visits = run_spread(R.spread, graph, n_nodes, seeds, **kw)
+    act, parent, visits = run_spread(K.spread_csr, graph, n_nodes, seeds, **kw)
+    r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
     assert visits == r_visits <= len(set(seeds)) * sum(kw["topk"] ** h for h in range(1, 5))
     np.testing.assert_array_equal(act, r_act)
     np.testing.assert_array_equal(parent, r_parent)
     assert not act[list(kw["blocked"])].any()
+
+
+def shuffled_adjacency(graph, n_nodes, rng, gap=3):
+    """The CSR ``graph`` as a pooled adjacency: rows shuffled, blocks in random node order
+    with gaps of garbage between them, and the weights at permuted edge indices."""
+    indptr, indices, data = graph
+    nnz = len(indices)
+    perm = rng.permutation(nnz)  # entry q of the CSR becomes edge perm[q]
+    ew = np.full(nnz + 2, 9.0, np.float32)  # edges past the used ones are never read
+    ew[perm] = data
+    size = nnz + gap * (n_nodes + 1)
+    pool_dst = rng.integers(0, max(n_nodes, 1), size).astype(indices.dtype)
+    pool_e = np.full(size, nnz + 1, np.int64)
+    adj_off = np.zeros(n_nodes, indptr.dtype)
+    adj_len = np.zeros(n_nodes, indptr.dtype)
+    base = int(rng.integers(0, gap + 1))
+    for u in rng.permutation(n_nodes):
+        row = rng.permutation(np.arange(indptr[u], indptr[u + 1]))
+        adj_off[u], adj_len[u] = base, row.size
+        pool_dst[base: base + row.size] = indices[row]
+        pool_e[base: base + row.size] = perm[row]
+        base += row.size + int(rng.integers(0, gap + 1))
+    return adj_off, adj_len, pool_dst, pool_e, ew
+
+
+@st.composite
+def tie_graphs(draw):
+    """Graphs whose weights take few values, so the top-k meets many ties."""
+    n_nodes = draw(st.integers(1, 14))
+    weights = st.sampled_from([0.3, 0.5, 1.0])
+    rows = {u: {v: draw(weights) for v in draw(st.sets(st.integers(0, n_nodes - 1)))}
+            for u in range(n_nodes)}
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    return n_nodes, csr(n_nodes, rows, dtype, dtype)
+
+
+def test_spread_breaks_ties_by_lower_column_in_any_row_order():
+    # row 1 lists equal weights in descending column order: still 2 and 3 are followed
+    adj = (np.array([0, 0, 3], np.int64), np.array([0, 3, 0], np.int64),
+           np.array([4, 3, 2], np.int64), np.array([0, 1, 2], np.int64))
+    ew = np.full(3, 0.2, np.float32)
+    args = (np.array([1]), np.array([1.0]), np.zeros(5), np.zeros(5, np.bool_), 1, 2, 0.0, 0.0)
+    act, parent = np.zeros(5), np.zeros(5, np.int64)
+    assert K.spread(*adj, ew, *args, act, parent) == 2
+    assert (act > 0).tolist() == [False, True, True, True, False]
+    assert parent.tolist() == [-1, -1, 1, 1, -1]
+
+
+@SETTINGS
+@given(g=graphs() | tie_graphs(), data=st.data())
+def test_spread_over_a_shuffled_adjacency_matches_the_csr_reference(g, data):
+    n_nodes, graph = g
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    adj = shuffled_adjacency(graph, n_nodes, rng)
+    node = st.integers(0, max(n_nodes - 1, 0))
+    seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
+    kw = {
+        "seed_act": data.draw(st.lists(st.floats(0, 2), min_size=len(seeds),
+                                       max_size=len(seeds))),
+        "m": data.draw(st.lists(st.floats(0, 0.95), min_size=n_nodes, max_size=n_nodes)),
+        "blocked": data.draw(st.sets(node, max_size=n_nodes)),
+        "hops": data.draw(st.integers(0, 4)),
+        "topk": data.draw(st.integers(0, 5)),
+        "w_floor": data.draw(st.sampled_from([0.0, 1e-6, 0.3])),
+        "a_floor": data.draw(st.sampled_from([0.0, 1e-3, 0.1])),
+    }
+    act, parent, visits = run_spread(K.spread, adj, n_nodes, seeds, **kw)
+    r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
+    assert visits == r_visits
+    np.testing.assert_array_equal(act, r_act)
+    np.testing.assert_array_equal(parent, r_parent)
+    a_act, a_parent, a_visits = run_spread(R.spread, adj, n_nodes, seeds, **kw)
+    assert a_visits == visits
+    np.testing.assert_array_equal(a_act, act)
+    np.testing.assert_array_equal(a_parent, parent)
+
+
+# --- out-adjacency -------------------------------------------------------------------------
+
+
+class Adjacency:
+    """Engine-shaped adjacency: node arrays, pool, and the edges linked so far."""
+
+    FIELDS = ("adj_off", "adj_len", "adj_cap", "pool_dst", "pool_e", "pool_used")
+
+    def __init__(self, n_nodes, pool):
+        self.adj_off = np.zeros(n_nodes, np.int64)
+        self.adj_len = np.zeros(n_nodes, np.int64)
+        self.adj_cap = np.zeros(n_nodes, np.int64)
+        self.pool_dst = np.zeros(pool, np.int64)
+        self.pool_e = np.zeros(pool, np.int64)
+        self.pool_used = np.zeros(1, np.int64)
+        self.linked = 0
+
+    def arrays(self):
+        return [getattr(self, f) for f in self.FIELDS]
+
+    def link(self, esrc, edst, end, grow_by_rebuild=False, fn=None):
+        """Link edges up to ``end``; when the pool is full, grow it (copying) or rebuild."""
+        fn = fn or K.link_edges
+        while self.linked < end:
+            self.linked = fn(esrc, edst, self.linked, end, *self.arrays())
+            if self.linked < end:
+                if grow_by_rebuild:
+                    self.rebuild(esrc, edst, self.linked, fn=R.rebuild_adjacency if fn is
+                                 R.link_edges else K.rebuild_adjacency)
+                else:
+                    extra = max(len(self.pool_dst), 4)
+                    self.pool_dst = np.concatenate([self.pool_dst, np.zeros(extra, np.int64)])
+                    self.pool_e = np.concatenate([self.pool_e, np.zeros(extra, np.int64)])
+
+    def rebuild(self, esrc, edst, n_edges, fn=None):
+        fn = fn or K.rebuild_adjacency
+        need = fn(esrc, edst, n_edges, *self.arrays())
+        if need > len(self.pool_dst):
+            assert self.pool_used[0] == 0 and not self.adj_len.any()  # left empty
+        if need + max(need // 2, 4) > len(self.pool_dst):  # room for a new node's block
+            self.pool_dst = np.zeros(max(2 * need, 8), np.int64)
+            self.pool_e = np.zeros(max(2 * need, 8), np.int64)
+            assert fn(esrc, edst, n_edges, *self.arrays()) == need
+        self.linked = n_edges
+
+    def rows(self, ew, n_nodes):
+        return R.adjacency_rows(self.adj_off, self.adj_len, self.pool_dst, self.pool_e, ew,
+                                n_nodes)
+
+    def check_blocks(self, n_nodes):
+        """Blocks lie inside the used pool and do not overlap."""
+        used = int(self.pool_used[0])
+        assert used <= len(self.pool_dst)
+        spans = sorted((int(self.adj_off[u]), int(self.adj_cap[u])) for u in range(n_nodes)
+                       if self.adj_cap[u] > 0)
+        assert (self.adj_len <= self.adj_cap).all()
+        for (a, ca), (b, _) in itertools.pairwise(spans):
+            assert a + ca <= b
+        assert not spans or spans[-1][0] + spans[-1][1] <= used
+
+
+@st.composite
+def edge_streams(draw):
+    """Distinct edges in creation order over up to 12 nodes, with weights."""
+    n_nodes = draw(st.integers(1, 12))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n_nodes - 1), st.integers(0, n_nodes - 1)),
+                          unique=True, max_size=80))
+    esrc = np.array([p[0] for p in pairs], np.int64)
+    edst = np.array([p[1] for p in pairs], np.int64)
+    ew = np.array(draw(st.lists(extreme_weights, min_size=len(pairs), max_size=len(pairs))),
+                  np.float32)
+    return n_nodes, esrc, edst, ew
+
+
+def test_link_edges_moves_a_full_block_to_the_end_with_double_capacity():
+    esrc = np.array([0, 1, 0, 0, 0, 0], np.int64)
+    edst = np.array([1, 0, 2, 3, 4, 5], np.int64)
+    adj = Adjacency(2, 16)
+    assert K.link_edges(esrc, edst, 0, 5, *adj.arrays()) == 5
+    assert adj.adj_off.tolist() == [0, 4] and adj.adj_cap.tolist() == [4, 4]
+    assert adj.adj_len.tolist() == [4, 1] and adj.pool_used[0] == 8
+    assert K.link_edges(esrc, edst, 5, 6, *adj.arrays()) == 6  # node 0 is full: 8 at 8
+    assert adj.adj_off.tolist() == [8, 4] and adj.adj_cap.tolist() == [8, 4]
+    assert adj.pool_dst[8:13].tolist() == [1, 2, 3, 4, 5]
+    assert adj.pool_e[8:13].tolist() == [0, 2, 3, 4, 5] and adj.pool_used[0] == 16
+    more = np.array([1] * 4, np.int64)
+    assert K.link_edges(np.concatenate([esrc, more]), np.concatenate([edst, more]), 6, 10,
+                        *adj.arrays()) == 9  # node 1's 4 slots fill, then no room to move
+    assert adj.adj_len.tolist() == [5, 4] and adj.pool_used[0] == 16
+
+
+@SETTINGS
+@given(stream=edge_streams(), data=st.data())
+def test_linked_rows_equal_the_csr_rows_in_any_batch_split(stream, data):
+    n_nodes, esrc, edst, ew = stream
+    n = len(esrc)
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=6)))
+    by_rebuild = data.draw(st.booleans())
+    adj = Adjacency(n_nodes, data.draw(st.integers(0, 40)))
+    ref = Adjacency(n_nodes, len(adj.pool_dst))
+    for end in [*cuts, n]:
+        adj.link(esrc, edst, end, by_rebuild)
+        ref.link(esrc, edst, end, by_rebuild, fn=R.link_edges)
+        assert_same(adj.arrays(), ref.arrays())  # the same layout, slot for slot
+        assert adj.rows(ew, n_nodes) == R.csr_rows(esrc, edst, ew, end, n_nodes)
+        adj.check_blocks(n_nodes)
+    event("pool grew" if len(adj.pool_dst) > len(ref.pool_dst) or by_rebuild else "fixed pool")
+
+    # prune some edges (order kept), rebuild, then link the rest of a longer stream
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), np.bool_)
+    deg = np.bincount(esrc, minlength=n_nodes).astype(np.int64)
+    etime = np.zeros(n)
+    ecount = np.zeros(n, np.int64)
+    k = K.compact_edges(keep, esrc, edst, ew, ecount, etime, deg, n)
+    adj.rebuild(esrc, edst, k)
+    assert adj.rows(ew, n_nodes) == R.csr_rows(esrc, edst, ew, k, n_nodes)
+    assert adj.adj_len.tolist() == deg.tolist()
+    adj.check_blocks(n_nodes)
+    want = copy_args(adj.arrays())
+    R.rebuild_adjacency(esrc, edst, k, *want)
+    assert_same(adj.arrays(), want)
+    seen = {(int(a), int(b)) for a, b in zip(esrc[:k], edst[:k])}
+    fresh = [(a, b) for a in range(n_nodes) for b in range(n_nodes) if (a, b) not in seen]
+    fresh = data.draw(st.lists(st.sampled_from(fresh), unique=True, max_size=20)) if fresh \
+        else []
+    esrc = np.concatenate([esrc[:k], np.array([a for a, _ in fresh], np.int64)])
+    edst = np.concatenate([edst[:k], np.array([b for _, b in fresh], np.int64)])
+    ew = np.concatenate([ew[:k], np.linspace(0, 1, len(fresh), dtype=np.float32)])
+    adj.link(esrc, edst, len(esrc), by_rebuild)
+    assert adj.rows(ew, n_nodes) == R.csr_rows(esrc, edst, ew, len(esrc), n_nodes)
+    adj.check_blocks(n_nodes)
+
+
+def test_rebuild_adjacency_leaves_an_empty_adjacency_when_the_pool_is_short():
+    esrc = np.array([0, 0, 2], np.int64)
+    edst = np.array([1, 2, 0], np.int64)
+    adj = Adjacency(4, 5)
+    adj.adj_len[:] = 3
+    need = K.rebuild_adjacency(esrc, edst, 3, *adj.arrays())
+    assert need == R.block_size(2) + R.block_size(1) == 11
+    assert not adj.adj_len.any() and not adj.adj_cap.any() and adj.pool_used[0] == 0
+    adj = Adjacency(4, 11)
+    assert K.rebuild_adjacency(esrc, edst, 3, *adj.arrays()) == 11
+    assert adj.adj_off.tolist() == [0, 6, 6, 11] and adj.adj_len.tolist() == [2, 0, 1, 0]
+    assert adj.adj_cap.tolist() == [6, 0, 5, 0] and adj.pool_used[0] == 11
+    assert adj.pool_dst[[0, 1, 6]].tolist() == [1, 2, 0] and adj.pool_e[[0, 1, 6]].tolist() == [
+        0, 1, 2]
 
 
 # --- fusion and base level -----------------------------------------------------------------
@@ -633,6 +891,9 @@ def read_only_cases():
     done.fold(*touches)
     n = int(done.n_edges[0])
     graph = csr(4, {0: {1: 0.5, 2: 0.9}, 1: {3: 1.0}}, np.int32, np.int32)
+    # 0 -> 2 (edge 0), 1 -> 3 (edge 2), 0 -> 1 (edge 1): rows out of column order
+    adj = (np.array([0, 3, 5, 5], np.int64), np.array([2, 1, 0, 0], np.int64),
+           np.array([2, 1, 7, 3, 7], np.int64), np.array([0, 1, 7, 2, 7], np.int64))
     hist = np.arange(200.0).reshape(4, K.HIST)
     return [
         fold,
@@ -642,9 +903,16 @@ def read_only_cases():
          []),
         (K.compact_edges, [done.ew > 0.06, done.esrc, done.edst, done.ew, done.ecount,
                            done.etime, done.deg, n], [0]),
-        (K.spread, [*graph, np.array([0, 1]), np.array([1.0, 0.5]), np.full(4, 0.2),
-                    np.array([False, False, False, True]), 3, 10, 0.0, 0.0, np.zeros(4),
-                    np.zeros(4, np.int64)], [0, 1, 2, 3, 4, 5, 6]),
+        (K.spread_csr, [*graph, np.array([0, 1]), np.array([1.0, 0.5]), np.full(4, 0.2),
+                        np.array([False, False, False, True]), 3, 10, 0.0, 0.0, np.zeros(4),
+                        np.zeros(4, np.int64)], [0, 1, 2, 3, 4, 5, 6]),
+        (K.spread, [*adj, np.array([0.9, 0.5, 1.0]), np.array([0, 1]), np.array([1.0, 0.5]),
+                    np.full(4, 0.2), np.array([False, False, False, True]), 3, 10, 0.0, 0.0,
+                    np.zeros(4), np.zeros(4, np.int64)], [0, 1, 2, 3, 4, 5, 6, 7, 8]),
+        (K.link_edges, [done.esrc, done.edst, 0, n, *Adjacency(4, 40).arrays()], [0, 1]),
+        (K.link_edges, [done.esrc, done.edst, 0, n, *Adjacency(4, 8).arrays()], [0, 1]),
+        (K.rebuild_adjacency, [done.esrc, done.edst, n, *Adjacency(4, 64).arrays()], [0, 1]),
+        (K.rebuild_adjacency, [done.esrc, done.edst, n, *Adjacency(4, 2).arrays()], [0, 1]),
         (K.rrf_fuse, [np.array([[1, 2], [0, 1]]), np.array([4.0, 1.0]), np.ones((2, 2)),
                       20.0, np.zeros(2)], [0, 1, 2]),
         (K.ranks_from_scores, [np.array([0.1, 0.3, 0.2]), np.array([True, False, True])],
@@ -682,5 +950,16 @@ def test_kernels_accept_read_only_inputs_and_leave_them_unchanged(kernel, args, 
 
 
 def test_every_public_kernel_has_a_reference():
+    """Public kernels have a plain reference here or in tests/reference_rank.py (recall's
+    ranking and next-tool prediction; their property tests are in tests/test_rank.py). The
+    count table (kernels/table.py) is a data structure, tested against a dict there."""
+    try:
+        from tests import reference_rank as RR
+    except ImportError:  # pragma: no cover - tests/ on sys.path
+        import reference_rank as RR
     kernels = {getattr(K, name) for name in K.__all__ if callable(getattr(K, name))}
-    assert kernels == set(R.REFERENCES)
+    # the compiled baselines' reference is eval/baselines.py itself, compared call for call
+    # through eval/baselines_fast.py in tests/test_baselines_fast.py
+    by_module = {K.bl_begin_task, K.bl_end_task, K.bl_prompt, K.bl_rank_files,
+                 K.bl_rank_tools, K.bl_tool_event}
+    assert kernels == set(R.REFERENCES) | set(RR.REFERENCES) | by_module

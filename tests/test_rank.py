@@ -1,0 +1,237 @@
+"""Recall's ranking kernel (``brainbox.kernels.rank_files``) against its plain reference
+(tests/reference_rank.py) on states folded from the workload generator, plus hand cases.
+Run once more with ``NUMBA_DISABLE_JIT=1`` (Makefile)."""
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brainbox import kernels as K
+from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
+from brainbox.state import State
+from brainbox.workload import WORDS, normalized
+
+try:
+    from tests import reference_rank as RR
+except ImportError:  # pragma: no cover - tests/ on sys.path
+    import reference_rank as RR
+
+ARG = {name: i for i, name in enumerate(inspect.signature(RR.rank_files).parameters)}
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def assert_same_ranking(got, want):
+    assert got[0] == want[0]
+    if not got[0]:
+        return
+    _, cand, scores, order, ranks, present, parent = got
+    np.testing.assert_array_equal(present, want[5])
+    np.testing.assert_array_equal(cand, want[1])
+    np.testing.assert_array_equal(ranks, want[4])
+    np.testing.assert_array_equal(scores, want[2])  # same sums in the same order: exact
+    np.testing.assert_array_equal(order, want[3])
+    np.testing.assert_array_equal(parent, want[6])
+
+
+_STATES: dict = {}
+
+
+def folded(seed: int, events: int, batches: int) -> tuple[State, list]:
+    key = (seed, events, batches)
+    if key not in _STATES:
+        evs = normalized(events=events, files=max(30, events // 40), sessions=max(5, events // 60),
+                         projects=2, seed=seed)
+        s = State()
+        cuts = np.linspace(0, len(evs), batches + 1).astype(int)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            s.fold(evs[a:b])
+        _STATES[key] = (s, evs)
+    return _STATES[key]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 5), events=st.sampled_from([300, 1500]),
+       batches=st.integers(1, 4), words=st.lists(st.sampled_from(WORDS + ["zzz", "this"]),
+                                                 min_size=0, max_size=20),
+       sess=st.integers(-1, 30), dt=st.floats(0, 5e5), ablate=st.sets(st.sampled_from(CHANNELS)),
+       max_terms=st.sampled_from([0, 2, 12]), floors=st.sampled_from([(0.2, 0.05), (0.0, 0.0)]),
+       top_n=st.sampled_from([3, 100]))
+def test_rank_files_matches_reference(seed, events, batches, words, sess, dt, ablate, max_terms,
+                                      floors, top_n):
+    s, evs = folded(seed, events, batches)
+    sessions = list(s.sess_index)
+    session = sessions[sess % len(sessions)] if sess >= 0 else None
+    project = evs[-1]["project"]
+    p = Params(ablate=frozenset(ablate), max_query_terms=max_terms, w_floor=floors[0],
+               a_floor=floors[1])
+    args = list(rank_args(Index(s), " ".join(words), project=project, session=session,
+                          now=s.clock + dt, params=p))
+    args[ARG["top_n"]] = top_n
+    want = RR.rank_files(*args)
+    got = K.rank_files(*args)
+    assert_same_ranking(got, want)
+    args[ARG["prune_base_level"]] = False  # no base-level pruning: the same top k
+    assert_same_ranking(K.rank_files(*args), want)
+
+
+def test_a_loaded_state_ranks_like_the_folded_one():
+    """Postings rebuilt from saved arrays (in another order) rank exactly alike."""
+    evs = normalized(events=800, files=40, sessions=12, seed=2)
+    a = State()
+    a.fold(evs)
+    b = State.from_arrays(a.to_arrays(), a.resource_rows())
+    for q in ["fix the auth bug", "login session token", "zzz"]:
+        ra = K.rank_files(*rank_args(Index(a), q, project=evs[0]["project"]))
+        rb = K.rank_files(*rank_args(Index(b), q, project=evs[0]["project"]))
+        assert_same_ranking(ra, rb)
+
+
+def test_top_k_ties_go_to_lower_id():
+    ids = np.arange(10, 20, dtype=np.int64)
+    sc = np.asarray([1.0, 3, 3, 2, 3, 0, 2, 3, 1, 2])
+    got, gsc = K.top_k(ids, sc, 5)
+    assert got.tolist() == [11, 12, 14, 17, 13]
+    assert gsc.tolist() == [3, 3, 3, 3, 2]
+    assert K.top_k(ids, sc, 20)[0].tolist() == [11, 12, 14, 17, 13, 16, 19, 10, 18, 15]
+
+
+def table(entries):
+    """A postings table from (term, resource, tf) triples."""
+    t, r, v = zip(*entries)
+    return K.table_from_entries(np.asarray(t), np.asarray(r), np.asarray(v, float))
+
+
+def test_bm25_hand_computed():
+    """Two files; term 0 in both (tf 1 and 2), term 1 only in file 1 (tf 1)."""
+    post = table([(0, 0, 1.0), (0, 1, 2.0), (1, 1, 1.0)])
+    doclen = np.asarray([2.0, 3.0])
+    files = np.asarray([0, 1], np.int64)
+    in_proj = np.ones(2, np.bool_)
+    ids, sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 3, 0, files, in_proj, doclen,
+                                   post, 2)
+    avgdl = 2.5
+    idf0 = math.log(1 + (2 - 2 + 0.5) / 2.5)
+    idf1 = math.log(1 + (2 - 1 + 0.5) / 1.5)
+
+    def term(idf, tf, dl):
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+    assert ids.tolist() == [0, 1]
+    assert sc[0] == pytest.approx(term(idf0, 1, 2.0))
+    assert sc[1] == pytest.approx(term(idf0, 2, 3.0) + term(idf1, 1, 3.0))
+    assert share.tolist() == [1 / 3, 2 / 3]
+    # only file 0 in the project: one document, term 1 unmatched
+    ids, sc, _ = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 0, files[:1],
+                               np.asarray([True, False]), doclen, post, 2)
+    assert ids.tolist() == [0]
+    assert sc[0] == pytest.approx(math.log(1 + 0.5 / 1.5) * 2.2 / (1 + 1.2))
+
+
+def test_max_terms_keeps_the_rarest():
+    """Term 0 is in both files, term 1 in one: with max_terms=1 only term 1 scores."""
+    post = table([(0, 0, 1.0), (0, 1, 1.0), (1, 1, 1.0)])
+    ids, sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 1, np.asarray([0, 1]),
+                                   np.ones(2, np.bool_), np.ones(2), post, 2)
+    assert ids.tolist() == [1] and share.tolist() == [1.0]
+
+
+def test_table_counts_pairs_and_lists_them_by_key():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 40, 3000)
+    b = rng.integers(0, 500, 3000)
+    t = K.new_table(2, 4)  # tiny: every array grows on the way
+    for lo in range(0, 3000, 700):
+        t = K.table_add_many(t, a[lo:lo + 700], b[lo:lo + 700], np.ones(700)[: len(a[lo:lo + 700])])
+    want = {}
+    for i, j in zip(a.tolist(), b.tolist()):
+        want.setdefault(i, {})[j] = want.setdefault(i, {}).get(j, 0) + 1
+    for i in range(45):
+        got_b, got_v = K.table_rows(t, i)
+        assert dict(zip(got_b.tolist(), got_v.tolist())) == want.get(i, {})
+        for j in list(want.get(i, {}))[:3]:
+            assert t.ev[K.table_find(t, i, j)] == want[i][j]
+    assert K.table_find(t, 0, 10_000) == -1
+
+
+def test_base_level_pruning_needs_time_order():
+    """Folding an event older than the clock turns pruning off (its bound would be wrong)."""
+    evs = normalized(events=300, files=30, sessions=6, seed=1)
+    s = State()
+    s.fold(evs)
+    assert s.in_order
+    late = dict(evs[5], at=evs[0]["at"] - 10)
+    s.fold([late])
+    assert not s.in_order
+    assert rank_args(Index(s), "auth", project=evs[0]["project"])[ARG["prune_base_level"]] is False
+
+
+@SETTINGS
+@given(seed=st.integers(0, 5), events=st.sampled_from([300, 1500]), batches=st.integers(1, 4),
+       sess=st.integers(0, 40), k=st.sampled_from([1, 3, 10]), support=st.sampled_from([1, 4, 50]))
+def test_predict_tools_matches_reference(seed, events, batches, sess, k, support):
+    s, _ = folded(seed, events, batches)
+    sessions = list(s.sess_index) + [None, "unknown"]
+    session = sessions[sess % len(sessions)]
+    got = predict_tools(s, session, k=k, min_support=support)
+    want = RR.predict_tools(s, session, k=k, min_support=support)
+    assert [t for t, _ in got] == [t for t, _ in want]
+    assert [v for _, v in got] == [v for _, v in want]
+
+
+def test_ngram_counts_survive_persistence():
+    evs = normalized(events=600, files=30, sessions=10, seed=4)
+    a = State()
+    a.fold(evs)
+    b = State.from_arrays(a.to_arrays(), a.resource_rows())
+    assert a.ngrams() == b.ngrams() and len(a.ngrams()) > 3
+    for sess in list(a.sess_index)[:5]:
+        assert predict_tools(a, sess) == predict_tools(b, sess)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 5), events=st.sampled_from([300, 1500]), sess=st.integers(0, 40),
+       k=st.sampled_from([1, 3, 10]), support=st.sampled_from([1, 4, 50]))
+def test_predict_kernel_matches_its_contract(seed, events, sess, k, support):
+    s, _ = folded(seed, events, 2)
+    sid = sess % (len(s.sess_index) + 1) - 1
+    adj = s.adjacency()
+    args = (s.kind, s.n, s.n_res, s.last3, s.last3_len, sid, s.ctxmap, s.grams, adj.off,
+            adj.len, adj.dst, adj.edge, s.ew, support, k)
+    got, want = K.predict_kernel(*args), RR.predict_kernel(*args)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@SETTINGS
+@given(scores=st.lists(st.integers(0, 5), min_size=0, max_size=60), k=st.integers(1, 70),
+       now=st.floats(0, 1e6))
+def test_small_kernels_match_their_references(scores, k, now):
+    ids = np.arange(3, 3 + len(scores), dtype=np.int64)
+    sc = np.asarray(scores, np.float64)
+    for a, b in zip(K.top_k(ids, sc, k), RR.top_k(ids, sc, k)):
+        np.testing.assert_array_equal(a, b)
+    rng = np.random.default_rng(len(scores))
+    n = len(scores) + 3
+    hist = np.sort(rng.uniform(0, now + 1, (n, 50)), axis=1)
+    hist_len = rng.integers(0, 80, n)
+    hist_len[hist_len > 50] = 50  # keep hist sorted so that `last` is the latest access
+    last = np.asarray([hist[i, hist_len[i] - 1] if hist_len[i] else 0.0 for i in range(n)])
+    for prune in (False, True):
+        got = K.base_level_top(ids, hist, hist_len, last, now, k, prune)
+        want = RR.base_level_top(ids, hist, hist_len, last, now, k, prune)
+        np.testing.assert_array_equal(got[0], want[0])
+
+
+@SETTINGS
+@given(n=st.sampled_from([0, 1, 5, 1023, 1024, 3000]), kind=st.sampled_from(["ties", "floats", "neg"]),
+       seed=st.integers(0, 100))
+def test_order_desc_is_a_stable_descending_sort(n, kind, seed):
+    rng = np.random.default_rng(seed)
+    scores = {"ties": rng.integers(0, 4, n).astype(float), "floats": rng.random(n) * 1e3,
+              "neg": np.where(rng.random(n) < 0.1, -np.inf, -rng.random(n))}[kind]
+    np.testing.assert_array_equal(K.order_desc(scores), RR.order_desc(scores))
