@@ -31,10 +31,11 @@ def _copy(tasks):
 
 
 class ReplaySynthetic:
-    """Replay of the synthetic workload: one series, warm kernels."""
+    """Replay of the synthetic workload: one series, warm kernels; the compiled loop and its
+    Python reference (``--engine``)."""
 
-    params = SIZES
-    param_names = ["events"]  # noqa: RUF012 - asv reads a list
+    params = (SIZES, ["compiled", "python"])
+    param_names = ["events", "engine"]  # noqa: RUF012 - asv reads a list
     timeout = 1800
     number = 1
     repeat = (1, 3, 900)
@@ -42,17 +43,19 @@ class ReplaySynthetic:
     def setup_cache(self):
         return {n: _tasks(n) for n in SIZES}
 
-    def setup(self, cache, n):
+    def setup(self, cache, n, engine):
+        from brainbox.eval import fast
         from brainbox.eval.replay import replay_series, warmup
 
         warmup()
-        self.replay = replay_series
+        fast.warmup()
+        self.replay = fast.replay_series_fast if engine == "compiled" else replay_series
         self.tasks = _copy(cache[n])
 
-    def time_replay(self, cache, n):
+    def time_replay(self, cache, n, engine):
         self.replay(self.tasks, series="bench")
 
-    def track_events_per_second(self, cache, n):
+    def track_events_per_second(self, cache, n, engine):
         t = time.perf_counter()
         out = self.replay(self.tasks, series="bench")
         return out["events"] / (time.perf_counter() - t)

@@ -54,9 +54,13 @@ def register(cli) -> None:
     @click.option("--markdown", "md_out", metavar="OUT", help="Write the Markdown report.")
     @click.option("--figure", "fig_out", metavar="OUT.png|.svg", help="Write the MRR figure.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
+    @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
+                  show_default=True,
+                  help="The compiled per-task replay loop, or the Python reference loop "
+                       "(identical results, slower; for checking).")
     def replay(sources, fmt, repos, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, json_out, md_out,
-               fig_out, no_progress):
+               fig_out, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (paper §4-§5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -82,7 +86,7 @@ def register(cli) -> None:
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,
                          scheduler=scheduler, ablate=ablate, synthetic=synthetic,
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
-                         progress=not no_progress,
+                         progress=not no_progress, engine=engine,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             click.echo(f"brainbox: {exc}", err=True)

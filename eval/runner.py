@@ -28,6 +28,9 @@ from pathlib import Path
 
 from brainbox.eval import sources as S
 from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
+from brainbox.eval.fast import PARTS as FAST_PARTS
+from brainbox.eval.fast import MultiProject, replay_series_fast
+from brainbox.eval.fast import warmup as fast_warmup
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
 
 from brainbox import BrainboxError
@@ -65,6 +68,7 @@ class Progress:
             self.stream.flush()
 
 
+ENGINES = ("compiled", "python")  # the compiled replay loop, or its Python reference
 _QUEUE = None  # progress queue of a pool worker (set by _init_worker)
 
 
@@ -83,9 +87,18 @@ def run_series(payload: dict, settings: dict, queue=None) -> dict:
     queue = queue if queue is not None else _QUEUE
     on_task = (lambda n: queue.put((1, n))) if queue is not None else None
     warm = warmup()
-    out = replay_series(tasks, series=f"{payload['source']}:{payload['repo']}",
-                        seed=settings["seed"], ablate=settings["ablate"], t0=T0,
-                        on_task=on_task)
+    kw = dict(series=f"{payload['source']}:{payload['repo']}", seed=settings["seed"],
+              ablate=settings["ablate"], t0=T0, on_task=on_task)
+    if settings.get("engine", "compiled") == "compiled":
+        warm += fast_warmup()
+        try:
+            out = replay_series_fast(tasks, **kw)
+        except MultiProject:  # a task spans projects: the reference loop, from the start
+            if payload["kind"] == "synthetic":
+                tasks = S.synthetic_tasks(payload["spec"], payload["project"])
+            out = replay_series(tasks, **kw)
+    else:
+        out = replay_series(tasks, **kw)
     out["source"], out["repo"] = payload["source"], payload["repo"]
     out["timings"]["warmup"] = warm
     return out
@@ -214,7 +227,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         max_tasks_per_repo: int | None = None, split: str = "all", seed: int = 42,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
-        progress: bool = True,
+        progress: bool = True, engine: str = "compiled",
         log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`)."""
     from brainbox.recall import CHANNELS
@@ -227,12 +240,15 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         raise BrainboxError("give at least one SOURCE or --synthetic EVENTS")
     if workers < 1:
         raise BrainboxError("--workers must be at least 1")
+    if engine not in ENGINES:
+        raise BrainboxError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     settings = {
         "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
         "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
         "k": {"files": K_FILES, "tools": K_TOOLS},
         "clock": {"t0": T0, "event_s": 1.0, "task_gap_s": 1.0},
         "methods": list(METHODS), "probes": list(PROBES), "synthetic": None,
+        "engine": engine,
     }
     t_wall = time.perf_counter()
     bar = Progress(None, enabled=progress)
@@ -315,7 +331,8 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     events = sum(r["events"] for r in merged)
     busy = sum(r["timings"]["total"] for r in merged)
     cpu = sum(r["timings"]["cpu"] for r in merged)
-    parts = {p: sum(r["timings"][p] for r in merged) for p in PARTS}
+    names = [p for p in PARTS + FAST_PARTS if any(p in r["timings"] for r in merged)]
+    parts = {p: sum(r["timings"].get(p, 0.0) for r in merged) for p in names}
     parts["bookkeeping"] = max(0.0, busy - sum(parts.values()))
     return {
         "schema": SCHEMA,

@@ -1,0 +1,279 @@
+"""The replay's per-event loop for one task, compiled (DESIGN §5; ``eval/replay.py``).
+
+For each event of a task, in order: the P3 probe (next tool) if it is a tool call, the P2
+probe (next file) if it names files, each ranked by the engine and the four compiled
+baselines (the random baseline's rankings come precomputed), scored; then the event is
+folded into the engine (touches, adjacency, n-grams, context terms) and the baselines.
+It is ``eval.replay.replay_series``' inner loop with every step a kernel call, so the
+Python reference loop and this one must give identical records (tests/test_replay_fast.py).
+
+All inputs are namedtuples of arrays built by ``brainbox.eval.fast``:
+
+- ``E`` (:class:`Engine`): the engine state arrays (``brainbox.state.State``), updated in
+  place; the postings and n-gram tables are returned (they may grow);
+- ``enc`` (``brainbox.state.Encoded``): the task's events as what folding them changes;
+- ``P`` (:class:`Probes`): per event, what the probes need (registry ids, universe
+  growth, baseline inputs) and, per task, the query;
+- ``B``: the baselines state (``kernels.baselines``).
+
+Returns ``(status, next_event, post, ctxmap, grams)``; status :data:`DONE`, or
+:data:`NEED_EDGES` (grow the edge arrays, then call again from ``next_event``; nothing of
+that event happened yet) or :data:`NEED_POOL` (rebuild the adjacency with a larger pool,
+then call again from ``next_event``; the previous event is complete but for its links,
+which the rebuild makes), or a baselines status + 100 (input error).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._jit import jit
+from .adjacency import link_edges
+from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
+from .hebbian import RESERVE, fold_touches
+from .ngram import ngram_pairs
+from .predict import ngram_count, predict_kernel
+from .rank import rank_files
+from .table import table_add
+
+DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
+KIND_TOOL = 1
+TOOL_EVENT, PROMPT = 2, 1  # brainbox.state Encoded.ev_kind
+N_METHODS = 6  # brainbox, recency, frequency, bm25, cosession, random
+# out rows: per probe [probes, gold, eligible, scored, rr x N_METHODS]
+P2_ROW, P3_ROW = 0, 1
+
+Engine = namedtuple("Engine", (
+    "kind n m act last hist hist_len deg win win_len hkeys hslot esrc edst ew ecount etime "
+    "n_edges adj_off adj_len adj_cap pool_dst pool_e pool_used adj_linked last3 last3_len "
+    "doclen is_blocked"))
+
+Probes = namedtuple("Probes", (
+    # per event
+    "file_ptr file_reg file_new file_path_ptr file_path_terms tool_reg tool_new "
+    "tool_name_ptr tool_name_terms arg_ptr arg_terms prompt_ptr prompt_terms bl_sess "
+    "nf_before nt_before "
+    # per resource (engine id -> registry id, -1 if not a file / tool)
+    "eng2file eng2tool res_path_ptr res_path_terms "
+    # per task
+    "q_ids files in_proj rand_files rand_tools"))
+
+Settings = namedtuple("Settings", (
+    "nf nt k_files k_tools n_query deictic max_terms seeds hops topk w_floor a_floor "
+    "recurrence_from top_n use lam lam_session rrf_k min_conf in_order min_support "
+    "n_res0 n_terms0"))
+
+
+@jit
+def _rr_files(ranking, n, gold_mark):
+    for j in range(n):
+        if gold_mark[ranking[j]]:
+            return 1.0 / (j + 1)
+    return 0.0
+
+
+@jit
+def _rr_tool(ranking, n, tid):
+    for j in range(n):
+        if ranking[j] == tid:
+            return 1.0 / (j + 1)
+    return 0.0
+
+
+@jit
+def _refers(P, S, window, n_win, known_terms):
+    """Does the query refer to current-session work (``brainbox.recall``'s rule)?"""
+    if n_win == 0:
+        return False
+    if S.deictic:
+        return True
+    if S.n_query == 0:
+        return False
+    hit = 0
+    for qi in range(P.q_ids.shape[0]):
+        t = P.q_ids[qi]
+        if t < 0:
+            continue
+        found = False
+        for j in range(window.shape[0]):
+            r = window[j]
+            if not P.in_proj[r]:
+                continue
+            for q in range(P.res_path_ptr[r], P.res_path_ptr[r + 1]):
+                if P.res_path_terms[q] == t:
+                    found = True
+                    break
+            if found:
+                break
+        if found:
+            hit += 1
+    return hit * 2 >= S.n_query
+
+
+@jit
+def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
+    n_events = enc.ev_kind.shape[0]
+    n_res = S.n_res0 if start == 0 else enc.n_res_after[start - 1]
+    n_terms = S.n_terms0 if start == 0 else enc.n_terms_after[start - 1]
+    nf, nt = S.nf, S.nt
+    k_files, k_tools = S.k_files, S.k_tools
+    bl_out_f = np.empty((4, k_files), np.int64)
+    bl_out_t = np.empty((4, k_tools), np.int64)
+    gold_mark = np.zeros(max(nf, 1), np.bool_)
+    ranking = np.empty(k_files, np.int64)
+    q_sorted = np.sort(P.q_ids)
+    one_sess = np.zeros(1, np.int64)
+    one_tool = np.zeros(1, np.int64)
+    ctx3 = np.empty(3, np.int64)
+    nxt3 = np.empty(3, np.int64)
+    no_w = np.zeros(0, np.float64)
+    no_i = np.zeros(0, np.int64)
+    no_f = np.zeros(0, np.float64)
+    cap = min(E.esrc.shape[0], E.hkeys.shape[0] // 2)
+    for i in range(start, n_events):
+        lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
+        if E.n_edges[0] + RESERVE * (hi - lo) > cap:
+            return NEED_EDGES, i, post, ctxmap, grams
+        kind = enc.ev_kind[i]
+        sid = enc.ev_sess[i]
+        now = enc.ev_time[i]
+        if kind == TOOL_EVENT:
+            # --- P3: the next tool
+            tid = P.tool_reg[i]
+            out[P3_ROW, 0] += 1
+            out[P3_ROW, 1] += 1
+            if 0 <= tid < nt:
+                out[P3_ROW, 2] += 1
+                out[P3_ROW, 3] += 1
+                kk = k_tools + P.nt_before[i] - nt
+                ids, _ = predict_kernel(E.kind, E.n, n_res, E.last3, E.last3_len, sid, ctxmap,
+                                        grams, E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew,
+                                        S.min_support, kk)
+                c = 0
+                for j in range(ids.shape[0]):
+                    r = P.eng2tool[ids[j]]
+                    if 0 <= r < nt and c < k_tools:
+                        ranking[c] = r
+                        c += 1
+                out[P3_ROW, 4] += _rr_tool(ranking, c, tid)
+                lens = bl_rank_tools(B, nt, k_tools, bl_out_t)
+                for mth in range(4):
+                    out[P3_ROW, 5 + mth] += _rr_tool(bl_out_t[mth], lens[mth], tid)
+                rrow = P.rand_tools[i + 1]
+                c = 0
+                while c < rrow.shape[0] and rrow[c] >= 0:
+                    c += 1
+                out[P3_ROW, 9] += _rr_tool(rrow, c, tid)
+            # --- P2: the next file
+            f_lo, f_hi = P.file_ptr[i], P.file_ptr[i + 1]
+            if f_hi > f_lo:
+                out[P2_ROW, 0] += 1
+                out[P2_ROW, 1] += 1
+                any_gold = False
+                for q in range(f_lo, f_hi):
+                    g = P.file_reg[q]
+                    if 0 <= g < nf and not P.file_new[q]:
+                        gold_mark[g] = True
+                        any_gold = True
+                if any_gold:
+                    out[P2_ROW, 2] += 1
+                    out[P2_ROW, 3] += 1
+                    # the engine: recall(description, session) over the project's files
+                    n_known = 0
+                    for j in range(q_sorted.shape[0]):
+                        if 0 <= q_sorted[j] < n_terms:
+                            n_known += 1
+                    tids = np.empty(n_known, np.int64)
+                    c = 0
+                    for j in range(q_sorted.shape[0]):
+                        if 0 <= q_sorted[j] < n_terms:
+                            tids[c] = q_sorted[j]
+                            c += 1
+                    n_files = np.searchsorted(P.files, n_res)
+                    window = E.win[sid, : E.win_len[sid]]
+                    n_win = 0
+                    for j in range(window.shape[0]):
+                        if P.in_proj[window[j]]:
+                            n_win += 1
+                    lam = S.lam.copy()
+                    if _refers(P, S, window, n_win, n_terms):
+                        lam[4] = S.lam_session
+                    s_max = 0.0
+                    for ch in range(7):
+                        if S.use[ch]:
+                            s_max += lam[ch]
+                    s_max /= S.rrf_k + 1
+                    limit = k_files + P.nf_before[i] - nf
+                    status, cand, _, order, _, _, _ = rank_files(
+                        tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj, E.doclen,
+                        post, E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
+                        E.m[:n_res], E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor,
+                        S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, S.top_n,
+                        window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
+                        S.min_conf)
+                    c = 0
+                    if status:
+                        for j in range(min(limit, order.shape[0])):
+                            r = P.eng2file[cand[order[j]]]
+                            if 0 <= r < nf and c < k_files:
+                                ranking[c] = r
+                                c += 1
+                    out[P2_ROW, 4] += _rr_files(ranking, c, gold_mark)
+                    lens = bl_rank_files(B, nf, k_files, bl_out_f)
+                    for mth in range(4):
+                        out[P2_ROW, 5 + mth] += _rr_files(bl_out_f[mth], lens[mth], gold_mark)
+                    rrow = P.rand_files[i + 1]
+                    c = 0
+                    while c < rrow.shape[0] and rrow[c] >= 0:
+                        c += 1
+                    out[P2_ROW, 9] += _rr_files(rrow, c, gold_mark)
+                for q in range(f_lo, f_hi):
+                    g = P.file_reg[q]
+                    if 0 <= g < nf:
+                        gold_mark[g] = False
+
+        # --- fold the event into the engine
+        if hi > lo:
+            t_sess = np.full(hi - lo, sid, np.int64)
+            t_time = np.full(hi - lo, now, np.float64)
+            fold_touches(t_sess, enc.tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
+                         E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
+                         E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges)
+        tool = enc.ev_tool[i]
+        if tool >= 0:
+            one_sess[0] = sid
+            one_tool[0] = tool
+            cnt = ngram_pairs(one_sess, one_tool, E.last3, E.last3_len, ctx3, nxt3)
+            if cnt:
+                ctxmap, grams = ngram_count(ctxmap, grams, ctx3, nxt3, cnt, no_w)
+        for q in range(enc.add_ptr[i], enc.add_ptr[i + 1]):
+            post = table_add(post, enc.add_tid[q], enc.add_rid[q], 1.0)
+            E.doclen[enc.add_rid[q]] += 1.0
+        n_res = enc.n_res_after[i]
+        n_terms = enc.n_terms_after[i]
+
+        # --- and into the baselines
+        bs = P.bl_sess[i]
+        if kind == TOOL_EVENT:
+            f_lo, f_hi = P.file_ptr[i], P.file_ptr[i + 1]
+            st = bl_tool_event(B, bs, P.tool_reg[i], P.tool_new[i],
+                               P.tool_name_terms[P.tool_name_ptr[i]:P.tool_name_ptr[i + 1]],
+                               P.file_reg[f_lo:f_hi], P.file_new[f_lo:f_hi],
+                               P.file_path_ptr[f_lo:f_hi + 1] - P.file_path_ptr[f_lo],
+                               P.file_path_terms[P.file_path_ptr[f_lo]:P.file_path_ptr[f_hi]],
+                               P.arg_terms[P.arg_ptr[i]:P.arg_ptr[i + 1]])
+            if st:
+                return 100 + st, i, post, ctxmap, grams
+        elif kind == PROMPT:
+            st = bl_prompt(B, bs, P.prompt_terms[P.prompt_ptr[i]:P.prompt_ptr[i + 1]])
+            if st:
+                return 100 + st, i, post, ctxmap, grams
+
+        # --- link the new edges last: a full pool stops after a complete event
+        if E.adj_linked[0] < E.n_edges[0]:
+            done = link_edges(E.esrc, E.edst, E.adj_linked[0], E.n_edges[0], E.adj_off,
+                              E.adj_len, E.adj_cap, E.pool_dst, E.pool_e, E.pool_used)
+            E.adj_linked[0] = done
+            if done < E.n_edges[0]:
+                return NEED_POOL, i + 1, post, ctxmap, grams
+    return DONE, n_events, post, ctxmap, grams
