@@ -166,17 +166,6 @@ class Index:
         return hit[1]
 
 
-def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best (ids, ranks 1..k) by descending score; ties by lower id."""
-    if ids.size == 0:
-        return ids, ids
-    if ids.size > k:
-        part = np.argpartition(-scores, k - 1)[:k]
-        ids, scores = ids[part], scores[part]
-    order = np.lexsort((ids, -scores))
-    return ids[order], np.arange(1, order.size + 1)
-
-
 def session_resources(state: State, session: str | None) -> np.ndarray:
     """The session's window, newest last (empty without a session)."""
     if not session or session not in state.sess_index:
@@ -236,7 +225,6 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
                       for c in CHANNELS])
     s_max = sum(lam[i] for i in range(len(CHANNELS)) if use[i]) / (RRF_K + 1)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
-    s._consolidate()
     adj = s.adjacency()
     return (tids, len(set(q_terms)), p.max_query_terms, files, in_proj, s.doclen, s.post,
             adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]), s.m[: s.n_res],

@@ -39,13 +39,10 @@ KIND_NAMES = {FILE: "file", TOOL: "tool", ERROR: "error"}
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
-PENDING = 1024  # context-term additions buffered before consolidating into the CSC matrix
 DAY = 86400.0
 ADJ_POOL = 4096  # smallest out-adjacency pool (slots)
 
 
-_EMPTY_I = np.zeros(0, np.int64)
-_EMPTY_F = np.zeros(0, np.float64)
 _NO_WEIGHTS = np.zeros(0, np.float64)
 
 
@@ -132,9 +129,6 @@ class State:
         self.term_index: dict[str, int] = {}
         self.terms: list[str] = []
         self.post = K.new_table()  # postings: term -> resource -> tf
-        self._pend_r = np.zeros(PENDING, np.int64)  # context terms not yet in the table
-        self._pend_c = np.zeros(PENDING, np.int64)
-        self._pend_n = 0
         self.doclen = np.zeros(0, np.float64)  # context-term count per resource
         self.proj_files: dict[str, list[int]] = {}
         # clocks
@@ -233,30 +227,16 @@ class State:
             self._enc_adds[0].append(rid)
             self._enc_adds[1].append(tid)
             return
-        if self._pend_n == PENDING:
-            self._consolidate()
-        tid = self._term(term)
-        self._pend_r[self._pend_n] = rid
-        self._pend_c[self._pend_n] = tid
-        self._pend_n += 1
+        # outside folding (a resource made by a special event): straight into the table
+        self.post = K.table_add(self.post, self._term(term), rid, 1.0)
         self.doclen[rid] += 1.0
-
-    def _consolidate(self) -> None:
-        """Move buffered context terms into the postings table (in order)."""
-        n = self._pend_n
-        if n:
-            self.post = K.table_add_many(self.post, self._pend_c[:n], self._pend_r[:n],
-                                         np.ones(n))
-            self._pend_n = 0
 
     def doc_freq(self, tid: int) -> int:
         """Resources whose context holds the term."""
-        self._consolidate()
         return int(self.post.len[tid]) if tid < self.post.off.shape[0] else 0
 
     def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         """A context term's postings: (resource ids, tf), in the order they were added."""
-        self._consolidate()
         return K.table_rows(self.post, tid)
 
     def fold(self, events) -> int:
@@ -564,8 +544,7 @@ class State:
         }
 
     def docs(self) -> sp.csr_array:
-        """Context-term counts, resources x terms (float32 CSR), all additions included."""
-        self._consolidate()
+        """Context-term counts, resources x terms (float32 CSR)."""
         t, n = self.post, int(self.post.n[0])
         return sp.coo_array((t.ev[:n].astype(np.float32), (t.eb[:n], t.ea[:n])),
                             shape=(self.n_res, len(self.terms))).tocsr()

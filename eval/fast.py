@@ -15,15 +15,22 @@ development data) runs through the reference loop instead, on the same state.
 
 from __future__ import annotations
 
-import posixpath
 import time
 
 import numpy as np
 from brainbox.eval.baselines import prompt_terms
 from brainbox.eval.baselines_fast import CompiledBaselines
 from brainbox.eval.metrics import K_FILES, K_TOOLS
-from brainbox.eval.probes import Registry, count_probe, new_task_record
-from brainbox.eval.replay import METHODS, T0, _engine_files, _normalized, _prompt_event, _score
+from brainbox.eval.probes import Registry
+from brainbox.eval.replay import (
+    METHODS,
+    T0,
+    _engine_files,
+    _normalized,
+    _prompt_event,
+    _score,
+    task_start,
+)
 from brainbox.kernels import baselines as KB
 from brainbox.kernels import replay as KR
 
@@ -134,17 +141,9 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         t_norm += perf() - t
         n_skipped += skipped
         t = perf()
-        nf, nt = len(files), len(tools)
-        root = events[0]["project"] if events else posixpath.normpath(task.project or "/")
-        session = events[0]["session"] if events else task.id
-        rec = new_task_record(task, n_methods, len(events), (nf, nt))
+        nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
+                                                            n_methods)
         probes = rec["probes"]
-        desc = task.description or ""
-        gold = {}
-        for name, paths in (("P1-edit", task.gold_edit), ("P1-read", task.gold_read)):
-            ids = (fget((root, g)) for g in paths)
-            gold[name] = {i for i in ids if i is not None and i < nf}
-            count_probe(probes[name], len(paths), len(gold[name]))
         cb.begin_task(task.id, desc, len(events), nf, nt)
         if gold["P1-edit"] or gold["P1-read"]:
             mine = _engine_files(index, state, desc, fget, project=root, session=None,

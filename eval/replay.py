@@ -127,6 +127,21 @@ def _engine_files(index, state, query: str, fget, **kw) -> list:
     return [i for i in ids if i is not None]
 
 
+def task_start(task, events: list[dict], files: Registry, tools: Registry, n_methods: int):
+    """Freeze ``U_t`` and set up a task: ``(nf, nt, root, session, description, record,
+    P1 gold)``; P1's coverage is counted, its eligible gold is what ``U_t`` holds."""
+    nf, nt = len(files), len(tools)  # U_t: ids below these
+    root = events[0]["project"] if events else posixpath.normpath(task.project or "/")
+    session = events[0]["session"] if events else task.id
+    rec = new_task_record(task, n_methods, len(events), (nf, nt))
+    gold = {}
+    for p, paths in (("P1-edit", task.gold_edit), ("P1-read", task.gold_read)):
+        ids = (files.ids.get((root, g)) for g in paths)
+        gold[p] = {i for i in ids if i is not None and i < nf}
+        count_probe(rec["probes"][p], len(paths), len(gold[p]))
+    return nf, nt, root, session, task.description or "", rec, gold
+
+
 def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
                   trace=None, on_task=None) -> dict:
     """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
@@ -154,22 +169,12 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
         events, skipped = _normalized(task)
         t_norm += perf() - t
         n_skipped += skipped
-        nf, nt = len(files), len(tools)  # U_t: ids below these
-        root = events[0]["project"] if events else posixpath.normpath(task.project or "/")
-        session = events[0]["session"] if events else task.id
-        rec = new_task_record(task, n_methods, len(events), (nf, nt))
+        nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
+                                                            n_methods)
         probes = rec["probes"]
         p2, p3 = probes["P2"], probes["P3"]
-        desc = task.description or ""
         if trace:
             trace("universe", task=ti, files=set(files.keys[:nf]), tools=set(tools.keys[:nt]))
-
-        # P1: from the description, before anything of the task is folded.
-        gold = {}
-        for p, paths in (("P1-edit", task.gold_edit), ("P1-read", task.gold_read)):
-            ids = (fget((root, g)) for g in paths)
-            gold[p] = {i for i in ids if i is not None and i < nf}
-            count_probe(probes[p], len(paths), len(gold[p]))
         t = perf()
         base.begin_task(task.id, desc, len(events), nf, nt)
         t_bupd += perf() - t

@@ -128,15 +128,6 @@ def top_k(ids, scores, k):
 
 
 @jit
-def _find(sorted_arr, x):
-    """Index of x in an ascending array, or -1."""
-    j = np.searchsorted(sorted_arr, x)
-    if j < sorted_arr.shape[0] and sorted_arr[j] == x:
-        return j
-    return -1
-
-
-@jit
 def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, n_res):
     """Lexical channel: (matched ids ascending, scores, matched share); see the module doc.
 

@@ -81,7 +81,7 @@ def _rr_tool(ranking, n, tid):
 
 
 @jit
-def _refers(P, S, window, n_win, known_terms):
+def _refers(P, S, window, n_win):
     """Does the query refer to current-session work (``brainbox.recall``'s rule)?"""
     if n_win == 0:
         return False
@@ -196,7 +196,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         if P.in_proj[window[j]]:
                             n_win += 1
                     lam = S.lam.copy()
-                    if _refers(P, S, window, n_win, n_terms):
+                    if _refers(P, S, window, n_win):
                         lam[4] = S.lam_session
                     s_max = 0.0
                     for ch in range(7):
