@@ -202,9 +202,11 @@ class Ranking(NamedTuple):
 
 def rank_args(index: Index, query: str, *, project: str | None = None,
               session: str | None = None, now: float | None = None,
-              params: Params | None = None, snippets: dict | None = None) -> tuple | None:
+              params: Params | None = None, snippets: dict | None = None,
+              limit: int = 0) -> tuple | None:
     """The policy of one recall as the arguments of `brainbox.kernels.rank_files` (query
-    terms, recency weight, channels in use, state arrays); None without project files."""
+    terms, recency weight, channels in use, state arrays); None without project files.
+    `limit` > 0: only the best `limit` are wanted (the kernel then ranks less)."""
     p = params or Params()
     index.refresh()
     s = index.state
@@ -231,7 +233,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
             index.blocked, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
             s.n, s.last, s.hist, s.hist_len, float(now), s.in_order, TOP_K,
             window, p.recurrence_from, snip_ids, snip_scores, use, np.asarray(lam), RRF_K,
-            s_max, p.min_confidence)
+            s_max, p.min_confidence, s.bl_cache, int(limit))
 
 
 def rank(index: Index, query: str, **kw) -> Ranking | None:
@@ -245,7 +247,7 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
     if not status or not present.any():
         return None
-    s_max = args[-2]
+    s_max = args[-4]
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
     return Ranking(cand, scores, scores / s_max, order, names, ranks[present], parent)
 
@@ -261,7 +263,7 @@ def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray
 
 def rank_ids(index: Index, query: str, *, limit: int = 10, **kw) -> np.ndarray:
     """Resource ids of the best files, best first (replay's fast path; no Result objects)."""
-    r = rank(index, query, **kw)
+    r = rank(index, query, limit=limit, **kw)
     if r is None:
         return np.zeros(0, np.int64)
     return r.cand[r.order[:limit]]
@@ -272,7 +274,7 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
            snippets: dict | None = None) -> list[Result]:
     """Ranked files for `query` with their evidence; empty when nothing is relevant."""
     r = rank(index, query, project=project, session=session, now=now, params=params,
-             snippets=snippets)
+             snippets=snippets, limit=limit)
     if r is None:
         return []
     s = index.state

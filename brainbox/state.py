@@ -110,6 +110,9 @@ class State:
         self.hist_len = np.zeros(0, np.int64)
         self.deg = np.zeros(0, np.int64)
         self.streak = np.zeros(0, np.int64)
+        # recall's base-level cache (sum, time, access count; zeros: none), derived and
+        # not persisted: kernels.rank.base_level_top
+        self.bl_cache = np.zeros((0, 3), np.float64)
         # sessions
         self.sess_index: dict[str, int] = {}
         self.win = np.zeros((0, WINDOW), np.int64)
@@ -190,7 +193,7 @@ class State:
         if rid >= self.n.shape[0]:
             cap = max(2 * self.n.shape[0], 256)
             for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen",
-                         "adj_off", "adj_len", "adj_cap"):
+                         "adj_off", "adj_len", "adj_cap", "bl_cache"):
                 setattr(self, name, _grow(getattr(self, name), cap))
             self.kind = _grow(self.kind, cap)
         self.kind[rid] = kind
@@ -603,6 +606,7 @@ class State:
             arr = a[f"node.{name}"]
             setattr(s, name, _grow(arr.copy(), max(arr.shape[0], 256)))
         s.doclen = np.zeros(s.n.shape[0])
+        s.bl_cache = np.zeros((s.n.shape[0], 3))
         s.kind = s.kind.astype(np.int8)
         extra = json.loads(bytes(a["json"]).decode())
         for key in extra["sessions"]:

@@ -77,8 +77,16 @@ def base_level(hist, hist_len, idx, now, out):
         if cnt <= 0:
             out[j] = -np.inf
             continue
-        total = 0.0
-        for q in range(cnt):
-            age = (now - hist[i, q]) / SECONDS_PER_HOUR
-            total += 1.0 / math.sqrt(max(age, MIN_AGE_HOURS))
-        out[j] = math.log(total)
+        out[j] = math.log(bl_sum(hist, i, cnt, now))
+
+
+@jit
+def bl_sum(hist, i, cnt, now):
+    """``sum_j max((now - t_j) / 1 h, 1/60) ** -0.5`` over the first ``cnt`` slots of row
+    ``i`` of ``hist``: the base level before its log (one definition, so every caller gets
+    the same bits)."""
+    total = 0.0
+    for q in range(cnt):
+        age = (now - hist[i, q]) / SECONDS_PER_HOUR
+        total += 1.0 / math.sqrt(max(age, MIN_AGE_HOURS))
+    return total

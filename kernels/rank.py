@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .fusion import MIN_AGE_HOURS, SECONDS_PER_HOUR, base_level, rrf_fuse
+from .fusion import MIN_AGE_HOURS, SECONDS_PER_HOUR, base_level, bl_sum, rrf_fuse
 from .spread import spread
 
 LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
@@ -103,28 +103,94 @@ def _sorted_desc(ids, scores):
 @jit
 def top_k(ids, scores, k):
     """The ``k`` best (ids, scores) by descending score, ties by lower id; ``ids`` must be
-    ascending. O(n) selection plus a sort of the k kept."""
+    ascending. One pass with a threshold: items go to a buffer of 4k only when they beat
+    the k-th best score kept so far, and a full buffer is cut back to its k best (a later
+    item equal to that score loses the tie to the k kept); then the k are sorted."""
     n = ids.shape[0]
     if n <= k:
         return _sorted_desc(ids, scores)
-    neg = -scores
-    kth = np.partition(neg, k - 1)[k - 1]
-    out_i = np.empty(k, np.int64)
-    out_s = np.empty(k, np.float64)
-    c = 0
-    for j in range(n):  # strictly better than the k-th value: at most k - 1 of them
-        if neg[j] < kth:
-            out_i[c] = ids[j]
-            out_s[c] = scores[j]
+    if k <= 0:
+        return ids[:0].copy(), scores[:0].copy()
+    cap = 4 * k
+    buf_i = np.empty(cap, np.int64)
+    buf_s = np.empty(cap, np.float64)
+    for j in range(k):
+        buf_i[j] = ids[j]
+        buf_s[j] = scores[j]
+    c = k
+    thr = buf_s[:k].min()  # the k-th best so far: only strictly better items can enter
+    for j in range(k, n):
+        x = scores[j]
+        if x > thr:
+            if c == cap:
+                c, thr = _cut(buf_i, buf_s, c, k)
+                if not x > thr:
+                    continue
+            buf_i[c] = ids[j]
+            buf_s[c] = x
             c += 1
-    for j in range(n):  # then ties with it, in id order
-        if c == k:
+    c, thr = _cut(buf_i, buf_s, c, k)
+    return _sorted_desc(buf_i[:c].copy(), buf_s[:c].copy())
+
+
+@jit
+def _cut(buf_i, buf_s, c, k):
+    """Keep the k best of the buffer's first c (in buffer order, which is id order among
+    equal scores); return (k, the k-th best score)."""
+    kth = -np.partition(-buf_s[:c], k - 1)[k - 1]
+    n_gt = 0
+    for j in range(c):  # strictly better than the k-th: at most k - 1
+        if buf_s[j] > kth:
+            n_gt += 1
+    tie_i = np.empty(k - n_gt, np.int64)  # then ties with it, first ones first
+    t = 0
+    for j in range(c):
+        if t == k - n_gt:
             break
-        if neg[j] == kth:
-            out_i[c] = ids[j]
-            out_s[c] = scores[j]
-            c += 1
-    return _sorted_desc(out_i, out_s)
+        if buf_s[j] == kth:
+            tie_i[t] = buf_i[j]
+            t += 1
+    w = 0
+    for j in range(c):
+        if buf_s[j] > kth:
+            buf_i[w] = buf_i[j]
+            buf_s[w] = buf_s[j]
+            w += 1
+    for j in range(t):
+        buf_i[n_gt + j] = tie_i[j]
+        buf_s[n_gt + j] = kth
+    _merge_by_id(buf_i, buf_s, n_gt, n_gt + t)  # keep the buffer in id order
+    return n_gt + t, kth
+
+
+@jit
+def _merge_by_id(buf_i, buf_s, mid, end):
+    """Merge the id-ascending runs [0, mid) and [mid, end) into one id-ascending run."""
+    a_i = buf_i[:mid].copy()
+    a_s = buf_s[:mid].copy()
+    b_i = buf_i[mid:end].copy()
+    b_s = buf_s[mid:end].copy()
+    p = q = w = 0
+    while p < mid and q < end - mid:
+        if a_i[p] < b_i[q]:
+            buf_i[w] = a_i[p]
+            buf_s[w] = a_s[p]
+            p += 1
+        else:
+            buf_i[w] = b_i[q]
+            buf_s[w] = b_s[q]
+            q += 1
+        w += 1
+    while p < mid:
+        buf_i[w] = a_i[p]
+        buf_s[w] = a_s[p]
+        p += 1
+        w += 1
+    while q < end - mid:
+        buf_i[w] = b_i[q]
+        buf_s[w] = b_s[q]
+        q += 1
+        w += 1
 
 
 @jit
@@ -200,10 +266,22 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, n_res):
 
 
 @jit
-def base_level_top(files, hist, hist_len, last, now, k, prune):
-    """The ``k`` best candidates by ACT-R base level, pruned by its bounds (module doc)
-    when ``prune``; the bounds need ``last`` to be each file's latest access time, which
-    holds when events were folded in time order (the caller knows)."""
+def base_level_top(files, hist, hist_len, last, now, k, prune, cache):
+    """The ``k`` best candidates by ACT-R base level, pruned by bounds when ``prune``; the
+    bounds need ``last`` to be each file's latest access time, which holds when events were
+    folded in time order (the caller knows).
+
+    ``cache`` float64[N, 3] (or [0, 3]: none) remembers per file the sum
+    ``S = sum_j max(age_j, 1 min) ** -0.5`` (``B = ln S``), the time it was computed at and
+    the file's access count then; it is read and updated here and only ever narrows the
+    work (zeros: nothing cached). While a file gains no access its ``S`` only falls, and
+    each term falls at most by ``sqrt(x / (x + d))`` after ``d`` hours, ``x`` the age of the
+    newest access then (at least a minute); so ``S(now)`` lies in
+    ``[S(T) sqrt(x / (x + d)), S(T)]`` and only files whose upper bound reaches the k-th best
+    lower bound are computed. Without a cache the bound is ``ln(c / sqrt(age_last))``
+    against ``ln(1 / sqrt(age_last))`` (``c`` the accesses kept)."""
+    if prune and cache.shape[0] > 0:
+        return _base_level_top_cached(files, hist, hist_len, last, now, k, cache)
     width = hist.shape[1]
     n = files.shape[0]
     n_acc = 0
@@ -243,28 +321,296 @@ def base_level_top(files, hist, hist_len, last, now, k, prune):
 
 
 @jit
-def _all_desc(mask_score, n_res):
-    """Every resource with a positive score in a dense array, best first."""
+def _base_level_top_cached(files, hist, hist_len, last, now, k, cache):
+    width = hist.shape[1]
+    n = files.shape[0]
+    lo = np.empty(n, np.float64)
+    hi = np.empty(n, np.float64)
+    exact = np.zeros(n, np.bool_)
+    n_acc = 0
+    for j in range(n):
+        f = files[j]
+        h = hist_len[f]
+        if h <= 0:
+            lo[j] = -1.0
+            hi[j] = -1.0
+            continue
+        n_acc += 1
+        t = cache[f, 1]
+        if cache[f, 2] == h and t <= now and t >= last[f]:
+            s = cache[f, 0]
+            hi[j] = s
+            if t == now:
+                lo[j] = s
+                exact[j] = True
+            else:
+                x = max((t - last[f]) / SECONDS_PER_HOUR, MIN_AGE_HOURS)
+                lo[j] = s * math.sqrt(x / (x + (now - t) / SECONDS_PER_HOUR))
+        else:
+            s = bl_sum(hist, f, min(h, width), now)
+            cache[f, 0] = s
+            cache[f, 1] = now
+            cache[f, 2] = h
+            lo[j] = s
+            hi[j] = s
+            exact[j] = True
+    if n_acc <= k:  # every file with an access is in, then the rest by id
+        bl = np.empty(n, np.float64)
+        base_level(hist, hist_len, files, now, bl)
+        return top_k(files, bl, k)
+    kth = np.partition(-lo, k - 1)[k - 1]  # minus the k-th best lower bound (> 0)
+    n_cand = 0
+    cand = np.empty(n, np.int64)
+    bl = np.empty(n, np.float64)
+    for j in range(n):
+        if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= -kth:
+            f = files[j]
+            if exact[j]:
+                s = lo[j]
+            else:
+                s = bl_sum(hist, f, min(hist_len[f], width), now)
+                cache[f, 0] = s
+                cache[f, 1] = now
+            cand[n_cand] = f
+            bl[n_cand] = math.log(s)
+            n_cand += 1
+    return top_k(cand[:n_cand], bl[:n_cand], k)
+
+
+@jit
+def _positive(dense, n_res):
+    """(ids ascending, scores) of every resource with a positive score in a dense array."""
     c = 0
     for i in range(n_res):
-        if mask_score[i] > 0.0:
+        if dense[i] > 0.0:
             c += 1
     ids = np.empty(c, np.int64)
     sc = np.empty(c, np.float64)
     c = 0
     for i in range(n_res):
-        if mask_score[i] > 0.0:
+        if dense[i] > 0.0:
             ids[c] = i
-            sc[c] = mask_score[i]
+            sc[c] = dense[i]
             c += 1
-    return _sorted_desc(ids, sc)
+    return ids, sc
+
+
+@jit
+def _beats(s_a, i_a, s_b, i_b):
+    """Does (score s_a, id i_a) rank before (s_b, i_b)? Higher score, then lower id."""
+    return s_a > s_b or (s_a == s_b and i_a < i_b)
+
+
+@jit
+def _ranks_of(ids, sc, q_ids, q_sc):
+    """1-based ranks of the items (q_ids, q_sc) within the channel (ids, sc), each item
+    one of the channel's: one pass over the channel, a binary search each."""
+    m = q_ids.shape[0]
+    o = np.empty(m, np.int64)
+    # the queried items best first (a few dozen: insertion sort)
+    for a in range(m):
+        p = a
+        while p > 0 and _beats(q_sc[a], q_ids[a], q_sc[o[p - 1]], q_ids[o[p - 1]]):
+            o[p] = o[p - 1]
+            p -= 1
+        o[p] = a
+    cnt = np.zeros(m + 1, np.int64)
+    for j in range(ids.shape[0]):
+        s_j = sc[j]
+        i_j = ids[j]
+        lo, hi = 0, m  # first queried item that (s_j, i_j) beats
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _beats(s_j, i_j, q_sc[o[mid]], q_ids[o[mid]]):
+                hi = mid
+            else:
+                lo = mid + 1
+        cnt[lo] += 1
+    out = np.empty(m, np.int64)
+    run = 1
+    for t in range(m):
+        run += cnt[t]
+        out[o[t]] = run
+    return out
+
+
+@jit
+def _fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit):
+    """Fused scores of the candidates (``rrf_fuse``) and the positions that pass the floor,
+    best first (ties: lower position); only the first ``limit`` when ``limit`` > 0."""
+    n_cand = ranks.shape[1]
+    scores = np.zeros(n_cand, np.float64)
+    rrf_fuse(ranks, lam, gam, rrf_k, scores)
+    n_keep = 0
+    for j in range(n_cand):
+        if scores[j] / s_max >= min_conf:
+            n_keep += 1
+    keep = np.empty(n_keep, np.int64)
+    kept = np.empty(n_keep, np.float64)
+    c = 0
+    for j in range(n_cand):
+        if scores[j] / s_max >= min_conf:
+            keep[c] = j
+            kept[c] = scores[j]
+            c += 1
+    if limit > 0:
+        return scores, top_k(keep, kept, limit)[0]
+    return scores, _sorted_desc(keep, kept)[0]
+
+
+DEEP = (LEXICAL, ASSOCIATIVE, RECURRENCE)  # channels that rank everything they reach
+NEED_MAX = 48  # contenders ranked exactly by counting before the lists are deepened
+
+
+@jit
+def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k, s_max,
+              min_conf):
+    """The exact ``limit`` best of the fusion without ranking every reached file.
+
+    ``lists[c]``: complete rankings (ids best first) of the snippet, frequency, recency and
+    base-level channels; ``deep_ids[c]``/``deep_sc[c]``: everything the lexical, associative
+    and recurrence channels reach (ids ascending, scores); ``share`` dense lexical gamma.
+    A threshold algorithm: the deep channels are ranked to a depth R; a file below depth R
+    in channel c has rank > R there, so its term is at most lam_c / (rrf_k + R + 1), and a
+    file in no list gets at most the sum of those bounds. With the limit-th best lower bound
+    above that, and every contender whose upper bound reaches it ranked exactly, the top
+    ``limit`` is certain; otherwise R grows fourfold. Same outputs as the full fusion,
+    restricted to the contenders left (module doc)."""
+    max_n = 0
+    for c in DEEP:
+        if present[c]:
+            max_n = max(max_n, deep_ids[c].shape[0])
+    R = max(64, 4 * limit)
+    while True:
+        tops = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
+        depth = np.zeros(N_CHANNELS, np.int64)
+        complete = np.ones(N_CHANNELS, np.bool_)
+        for c in range(N_CHANNELS):
+            if not present[c]:
+                continue
+            is_deep = c == LEXICAL or c == ASSOCIATIVE or c == RECURRENCE
+            if is_deep:
+                ids, _ = top_k(deep_ids[c], deep_sc[c], min(R, deep_ids[c].shape[0]))
+                tops[c] = ids
+                complete[c] = ids.shape[0] == deep_ids[c].shape[0]
+            else:
+                tops[c] = lists[c]
+            depth[c] = tops[c].shape[0]
+        total = 0
+        for c in range(N_CHANNELS):
+            total += depth[c]
+        slot = np.full(n_res, -1, np.int64)
+        cid = np.empty(total, np.int64)
+        rk = np.zeros((N_CHANNELS, total), np.int64)
+        n_c = 0
+        for c in range(N_CHANNELS):
+            t = tops[c]
+            for p in range(t.shape[0]):
+                i = t[p]
+                s = slot[i]
+                if s < 0:
+                    s = n_c
+                    slot[i] = s
+                    cid[s] = i
+                    n_c += 1
+                rk[c, s] = p + 1
+        # bounds, summed in channel order like rrf_fuse (rounding is monotone)
+        lb = np.zeros(n_c, np.float64)
+        ub = np.zeros(n_c, np.float64)
+        unknown = np.zeros(n_c, np.bool_)
+        dense = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
+        for c in DEEP:
+            if present[c] and not complete[c]:
+                d = np.zeros(n_res, np.float64)
+                ids = deep_ids[c]
+                sc = deep_sc[c]
+                for j in range(ids.shape[0]):
+                    d[ids[j]] = sc[j]
+                dense[c] = d
+        for s in range(n_c):
+            i = cid[s]
+            for c in range(N_CHANNELS):
+                if not present[c]:
+                    continue
+                g = share[i] if c == LEXICAL else 1.0
+                r = rk[c, s]
+                if r > 0:
+                    term = lam[c] * g / (rrf_k + r)
+                    lb[s] += term
+                    ub[s] += term
+                elif not complete[c] and dense[c][i] > 0.0:
+                    ub[s] += lam[c] * g / (rrf_k + (depth[c] + 1))
+                    lb[s] += lam[c] * g / (rrf_k + deep_ids[c].shape[0])
+                    unknown[s] = True
+        theta = -np.inf
+        if n_c >= limit:
+            theta = -np.partition(-lb, limit - 1)[limit - 1]
+        out_ub = 0.0
+        open_out = False
+        for c in DEEP:
+            if present[c] and not complete[c]:
+                out_ub += lam[c] * 1.0 / (rrf_k + (depth[c] + 1))
+                open_out = True
+        certain = not open_out or out_ub < theta or out_ub / s_max < min_conf
+        if not certain:
+            R *= 4
+            continue
+        n_live = 0
+        n_need = 0
+        live = np.empty(n_c, np.int64)
+        for s in range(n_c):
+            if ub[s] >= theta and ub[s] / s_max >= min_conf:
+                live[n_live] = s
+                n_live += 1
+                if unknown[s]:
+                    n_need += 1
+        if n_need > NEED_MAX and R < max_n:
+            R *= 4
+            continue
+        live = live[:n_live]
+        if n_need:
+            for c in DEEP:
+                if not present[c] or complete[c]:
+                    continue
+                d = dense[c]
+                q_i = np.empty(n_need, np.int64)
+                q_s = np.empty(n_need, np.float64)
+                q_s_slot = np.empty(n_need, np.int64)
+                nq = 0
+                for a in range(n_live):
+                    s = live[a]
+                    i = cid[s]
+                    if rk[c, s] == 0 and d[i] > 0.0:
+                        q_i[nq] = i
+                        q_s[nq] = d[i]
+                        q_s_slot[nq] = s
+                        nq += 1
+                if nq:
+                    r = _ranks_of(deep_ids[c], deep_sc[c], q_i[:nq], q_s[:nq])
+                    for a in range(nq):
+                        rk[c, q_s_slot[a]] = r[a]
+        # the live contenders, ascending ids, with their exact scores
+        lid = np.sort(cid[live])
+        cand = lid
+        n_cand = cand.shape[0]
+        ranks = np.zeros((N_CHANNELS, n_cand), np.int64)
+        gam = np.ones((N_CHANNELS, n_cand), np.float64)
+        for j in range(n_cand):
+            s = slot[cand[j]]
+            for c in range(N_CHANNELS):
+                if present[c]:
+                    ranks[c, j] = rk[c, s]
+            if present[LEXICAL]:
+                gam[LEXICAL, j] = share[cand[j]]
+        scores, order = _fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit)
+        return cand, scores, order, ranks
 
 
 @jit
 def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
-               s_max, min_conf):
+               s_max, min_conf, bl_cache, limit):
     """Rank the candidate ``files`` (ascending ids; ``in_proj`` their mask over resources).
 
     ``use`` bool[7]: channels not ablated (snippet: an index is present); ``lam`` float64[7]
@@ -274,16 +620,42 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     ``order`` positions into cand best first after the floor, ``ranks`` int64[7, C] (0 =
     not ranked by that channel), ``present`` bool[7] channels that ranked something,
     ``parent`` int64[N] the spreading parents (all -1 without spreading).
+
+    ``bl_cache``: the base-level cache (``base_level_top``), float64[N, 3] or [0, 3].
+    ``limit`` > 0: only the ``limit`` best are wanted; ``order`` then holds exactly the first
+    ``limit`` positions of the full ranking, ``cand`` only the contenders the fusion had to
+    score (ascending; their scores and ranks exact), found without ranking every file the
+    deep channels reach (``_fuse_top``). ``limit`` <= 0: every candidate.
     """
+    lex_ids, lex_sc, share = bm25_scores(tids, n_query, max_terms, files, in_proj, doclen,
+                                         post, in_proj.shape[0])
+    return rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst,
+                      pool_e, ew, n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor,
+                      a_floor, n, last, hist, hist_len, now, prune_base_level, top_n, window,
+                      recurrence_from, snip_ids, snip_scores, use, lam, rrf_k, s_max, min_conf,
+                      bl_cache, limit)
+
+
+@jit
+def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew,
+               n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
+               hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
+               snip_scores, use, lam, rrf_k, s_max, min_conf, bl_cache, limit):
+    """``rank_files`` given the lexical channel's ``bm25_scores`` (read only): a caller that
+    knows the postings did not change since it last scored the same query (the replay,
+    within a task) passes the same scores again instead of rescanning the postings."""
     n_res = in_proj.shape[0]
     present = np.zeros(N_CHANNELS, np.bool_)
     ch_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
     parent = np.full(n_res, -1, np.int64)
     empty_i = np.zeros(0, np.int64)
 
-    lex_ids, lex_sc, share = bm25_scores(tids, n_query, max_terms, files, in_proj, doclen,
-                                         post, n_res)
-    lex_sorted, lex_sorted_sc = _sorted_desc(lex_ids, lex_sc)
+    if limit > 0:  # the seeds only
+        lex_sorted, lex_sorted_sc = top_k(lex_ids, lex_sc, min(n_seeds, lex_ids.shape[0]))
+    else:
+        lex_sorted, lex_sorted_sc = _sorted_desc(lex_ids, lex_sc)
+    deep_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
+    deep_sc = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
     win_files = 0
     for j in range(window.shape[0]):
         if in_proj[window[j]]:
@@ -293,6 +665,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
                 parent)
     if use[LEXICAL] and lex_ids.shape[0]:
         ch_ids[LEXICAL] = lex_sorted
+        deep_ids[LEXICAL] = lex_ids
+        deep_sc[LEXICAL] = lex_sc
         present[LEXICAL] = True
 
     if use[ASSOCIATIVE] and lex_ids.shape[0] and n_edges > 0:
@@ -307,9 +681,12 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
         for i in range(n_res):
             if not in_proj[i]:
                 act[i] = 0.0
-        ids, _ = _all_desc(act, n_res)
+        ids, sc = _positive(act, n_res)
         if ids.shape[0]:
-            ch_ids[ASSOCIATIVE] = ids
+            deep_ids[ASSOCIATIVE] = ids
+            deep_sc[ASSOCIATIVE] = sc
+            if limit <= 0:
+                ch_ids[ASSOCIATIVE] = _sorted_desc(ids, sc)[0]
             present[ASSOCIATIVE] = True
 
     if use[SNIPPET] and snip_ids.shape[0]:
@@ -327,7 +704,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
         ch_ids[RECENCY] = ids
         present[RECENCY] = True
     if use[BASE_LEVEL]:
-        ids, _ = base_level_top(files, hist, hist_len, last, now, top_n, prune_base_level)
+        ids, _ = base_level_top(files, hist, hist_len, last, now, top_n, prune_base_level,
+                                bl_cache)
         ch_ids[BASE_LEVEL] = ids
         present[BASE_LEVEL] = True
 
@@ -344,10 +722,21 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
                     best[v] = max(best[v], w)
                     hit = True
         if hit:
-            ids, _ = _all_desc(best, n_res)
+            ids, sc = _positive(best, n_res)
             if ids.shape[0]:
-                ch_ids[RECURRENCE] = ids
+                deep_ids[RECURRENCE] = ids
+                deep_sc[RECURRENCE] = sc
+                if limit <= 0:
+                    ch_ids[RECURRENCE] = _sorted_desc(ids, sc)[0]
                 present[RECURRENCE] = True
+
+    if limit > 0:
+        share_d = np.zeros(n_res, np.float64)
+        for j in range(lex_ids.shape[0]):
+            share_d[lex_ids[j]] = share[j]
+        cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
+                                               share_d, n_res, lam, rrf_k, s_max, min_conf)
+        return 1, cand, scores, order, ranks, present, parent
 
     # candidates: the union, ascending
     pos = np.full(n_res, -1, np.int64)
@@ -375,19 +764,5 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     if present[LEXICAL]:
         for j in range(lex_ids.shape[0]):
             gam[LEXICAL, pos[lex_ids[j]]] = share[j]
-    scores = np.zeros(n_cand, np.float64)
-    rrf_fuse(ranks, lam, gam, rrf_k, scores)
-    n_keep = 0
-    for j in range(n_cand):
-        if scores[j] / s_max >= min_conf:
-            n_keep += 1
-    keep = np.empty(n_keep, np.int64)
-    kept = np.empty(n_keep, np.float64)
-    c = 0
-    for j in range(n_cand):
-        if scores[j] / s_max >= min_conf:
-            keep[c] = j
-            kept[c] = scores[j]
-            c += 1
-    order, _ = _sorted_desc(keep, kept)
+    scores, order = _fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, 0)
     return 1, cand, scores, order, ranks, present, parent

@@ -33,7 +33,7 @@ from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
 from .hebbian import RESERVE, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel
-from .rank import rank_files
+from .rank import bm25_scores, rank_lexed
 from .table import table_add
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
@@ -46,7 +46,7 @@ P2_ROW, P3_ROW = 0, 1
 Engine = namedtuple("Engine", (
     "kind n m act last hist hist_len deg win win_len hkeys hslot esrc edst ew ecount etime "
     "n_edges adj_off adj_len adj_cap pool_dst pool_e pool_used adj_linked last3 last3_len "
-    "doclen is_blocked"))
+    "doclen is_blocked bl_cache"))
 
 Probes = namedtuple("Probes", (
     # per event
@@ -130,6 +130,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     no_i = np.zeros(0, np.int64)
     no_f = np.zeros(0, np.float64)
     cap = min(E.esrc.shape[0], E.hkeys.shape[0] // 2)
+    # the lexical channel's scores of the task's query, until a context term is added
+    lex_key = -1
+    lex_ids, lex_sc, lex_share = no_i, no_f, no_f
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
@@ -183,13 +186,18 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     for j in range(q_sorted.shape[0]):
                         if 0 <= q_sorted[j] < n_terms:
                             n_known += 1
-                    tids = np.empty(n_known, np.int64)
-                    c = 0
-                    for j in range(q_sorted.shape[0]):
-                        if 0 <= q_sorted[j] < n_terms:
-                            tids[c] = q_sorted[j]
-                            c += 1
                     n_files = np.searchsorted(P.files, n_res)
+                    if lex_key != n_known * (P.files.shape[0] + 1) + n_files:
+                        tids = np.empty(n_known, np.int64)
+                        c = 0
+                        for j in range(q_sorted.shape[0]):
+                            if 0 <= q_sorted[j] < n_terms:
+                                tids[c] = q_sorted[j]
+                                c += 1
+                        lex_ids, lex_sc, lex_share = bm25_scores(
+                            tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj,
+                            E.doclen, post, P.in_proj.shape[0])
+                        lex_key = n_known * (P.files.shape[0] + 1) + n_files
                     window = E.win[sid, : E.win_len[sid]]
                     n_win = 0
                     for j in range(window.shape[0]):
@@ -204,13 +212,13 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             s_max += lam[ch]
                     s_max /= S.rrf_k + 1
                     limit = k_files + P.nf_before[i] - nf
-                    status, cand, _, order, _, _, _ = rank_files(
-                        tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj, E.doclen,
-                        post, E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
+                    status, cand, _, order, _, _, _ = rank_lexed(
+                        lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
+                        E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
                         E.m[:n_res], E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor,
                         S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, S.top_n,
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
-                        S.min_conf)
+                        S.min_conf, E.bl_cache, limit)
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):
@@ -249,6 +257,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         for q in range(enc.add_ptr[i], enc.add_ptr[i + 1]):
             post = table_add(post, enc.add_tid[q], enc.add_rid[q], 1.0)
             E.doclen[enc.add_rid[q]] += 1.0
+            lex_key = -1
         n_res = enc.n_res_after[i]
         n_terms = enc.n_terms_after[i]
 

@@ -55,14 +55,36 @@ def rows_of(adj_off, adj_len, pool_dst, pool_e, ew, u):
 def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores,
-               use, lam, rrf_k, s_max, min_conf):
-    """Same arguments and results as the kernel (``prune_base_level`` is ignored: the
-    reference scores every file)."""
+               use, lam, rrf_k, s_max, min_conf, bl_cache=None, limit=0):
+    """Same arguments and results as the kernel with ``limit`` 0 (``prune_base_level``,
+    ``bl_cache`` and ``limit`` are ignored: the reference scores and ranks every file)."""
+    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post)
+    return _rank(score, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
+                 is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
+                 now, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
+                 s_max, min_conf)
+
+
+def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew,
+               n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
+               hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
+               snip_scores, use, lam, rrf_k, s_max, min_conf, bl_cache=None, limit=0):
+    """``rank_files`` from given lexical scores (as ``bm25_scores`` returns them)."""
+    ids = [int(i) for i in lex_ids]
+    return _rank(dict(zip(ids, map(float, lex_sc))), dict(zip(ids, map(float, share))), files,
+                 in_proj, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m, is_blocked, n_seeds,
+                 hops, spread_k, w_floor, a_floor, n, last, hist, hist_len, now, top_n, window,
+                 recurrence_from, snip_ids, snip_scores, use, lam, rrf_k, s_max, min_conf)
+
+
+def _rank(score, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
+          is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
+          now, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
+          s_max, min_conf):
     n_res = in_proj.shape[0]
     files = [int(f) for f in files]
     parent = np.full(n_res, -1, np.int64)
     ranked = [None] * CHANNELS
-    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post)
     lex = _desc(score.items())
     if not lex and not any(in_proj[w] for w in window):
         return 0, None, None, None, None, np.zeros(CHANNELS, bool), parent
@@ -160,7 +182,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, n_res):
             np.asarray([share[i] for i in ids]))
 
 
-def base_level_top(files, hist, hist_len, last, now, k, prune):
+def base_level_top(files, hist, hist_len, last, now, k, prune, cache=None):
     bl = np.empty(len(files))
     R.base_level(hist, hist_len, np.asarray(files, np.int64), now, bl)
     return top_k(np.asarray(files, np.int64), bl, k)
@@ -202,7 +224,7 @@ def predict_kernel(kind, n, n_res, last3, last3_len, sid, ctxmap, grams, adj_off
 def _kernels():
     from brainbox import kernels as K
 
-    return {K.rank_files: rank_files, K.top_k: top_k, K.bm25_scores: bm25_scores,
+    return {K.rank_files: rank_files, K.rank_lexed: rank_lexed, K.top_k: top_k, K.bm25_scores: bm25_scores,
             K.base_level_top: base_level_top, K.predict_kernel: predict_kernel}
 
 

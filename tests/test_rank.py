@@ -25,9 +25,21 @@ SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def assert_same_ranking(got, want):
+def assert_same_ranking(got, want, limit=0):
+    """Equal results; with ``limit`` > 0 (``got`` from a limited call) the same first
+    ``limit`` results with the same scores and ranks, and the same presence and parents."""
     assert got[0] == want[0]
     if not got[0]:
+        return
+    if limit > 0:
+        _, cand, scores, order, ranks, present, parent = got
+        w_top = want[3][:limit]
+        assert order.size == w_top.size
+        np.testing.assert_array_equal(cand[order], want[1][w_top])
+        np.testing.assert_array_equal(scores[order], want[2][w_top])
+        np.testing.assert_array_equal(ranks[:, order], want[4][:, w_top])
+        np.testing.assert_array_equal(present, want[5])
+        np.testing.assert_array_equal(parent, want[6])
         return
     _, cand, scores, order, ranks, present, parent = got
     np.testing.assert_array_equal(present, want[5])
@@ -60,9 +72,9 @@ def folded(seed: int, events: int, batches: int) -> tuple[State, list]:
                                                  min_size=0, max_size=20),
        sess=st.integers(-1, 30), dt=st.floats(0, 5e5), ablate=st.sets(st.sampled_from(CHANNELS)),
        max_terms=st.sampled_from([0, 2, 12]), floors=st.sampled_from([(0.2, 0.05), (0.0, 0.0)]),
-       top_n=st.sampled_from([3, 100]))
+       top_n=st.sampled_from([3, 100]), limit=st.sampled_from([1, 3, 10, 40]))
 def test_rank_files_matches_reference(seed, events, batches, words, sess, dt, ablate, max_terms,
-                                      floors, top_n):
+                                      floors, top_n, limit):
     s, evs = folded(seed, events, batches)
     sessions = list(s.sess_index)
     session = sessions[sess % len(sessions)] if sess >= 0 else None
@@ -75,7 +87,12 @@ def test_rank_files_matches_reference(seed, events, batches, words, sess, dt, ab
     want = RR.rank_files(*args)
     got = K.rank_files(*args)
     assert_same_ranking(got, want)
+    args[ARG["limit"]] = limit  # the first `limit` alike, found with less ranking
+    assert_same_ranking(K.rank_files(*args), want, limit)
+    args[ARG["bl_cache"]] = np.zeros((0, 3))  # without the base-level cache
+    assert_same_ranking(K.rank_files(*args), want, limit)
     args[ARG["prune_base_level"]] = False  # no base-level pruning: the same top k
+    args[ARG["limit"]] = 0
     assert_same_ranking(K.rank_files(*args), want)
 
 
@@ -222,7 +239,7 @@ def test_small_kernels_match_their_references(scores, k, now):
     hist_len[hist_len > 50] = 50  # keep hist sorted so that `last` is the latest access
     last = np.asarray([hist[i, hist_len[i] - 1] if hist_len[i] else 0.0 for i in range(n)])
     for prune in (False, True):
-        got = K.base_level_top(ids, hist, hist_len, last, now, k, prune)
+        got = K.base_level_top(ids, hist, hist_len, last, now, k, prune, np.zeros((0, 3)))
         want = RR.base_level_top(ids, hist, hist_len, last, now, k, prune)
         np.testing.assert_array_equal(got[0], want[0])
 
@@ -235,3 +252,172 @@ def test_order_desc_is_a_stable_descending_sort(n, kind, seed):
     scores = {"ties": rng.integers(0, 4, n).astype(float), "floats": rng.random(n) * 1e3,
               "neg": np.where(rng.random(n) < 0.1, -np.inf, -rng.random(n))}[kind]
     np.testing.assert_array_equal(K.order_desc(scores), RR.order_desc(scores))
+
+
+@SETTINGS
+@given(seed=st.integers(0, 1000), n=st.sampled_from([5, 40, 300]), k=st.sampled_from([1, 3, 10]),
+       steps=st.lists(st.tuples(st.floats(0, 2e5), st.integers(0, 4)), min_size=1, max_size=12))
+def test_base_level_cache_gives_the_exact_top_k(seed, n, k, steps):
+    """A cache carried across calls (time moving forward and now and then back, files
+    gaining accesses between calls) never changes the top k."""
+    rng = np.random.default_rng(seed)
+    width = 50
+    hist = np.zeros((n, width))
+    hist_len = np.zeros(n, np.int64)
+    last = np.zeros(n)
+    now = 1e6
+    for i in range(n):  # some history, oldest first, ring buffer like fold_touches
+        for t in np.sort(rng.uniform(0, now, rng.integers(0, 70))):
+            hist[i, hist_len[i] % width] = t
+            hist_len[i] += 1
+            last[i] = t
+    ids = np.arange(n, dtype=np.int64)
+    cache = np.zeros((n, 3))
+    for dt, touches in steps:
+        back = dt < 1e3  # a query at an earlier time: the cache must not be trusted
+        now = now - dt if back else now + dt
+        if not back:
+            for i in rng.integers(0, n, touches):
+                hist[i, hist_len[i] % width] = now
+                hist_len[i] += 1
+                last[i] = now
+        got = K.base_level_top(ids, hist, hist_len, last, now, k, True, cache)
+        want = RR.base_level_top(ids, hist, hist_len, last, now, k, True)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        if back:
+            now += dt
+
+
+def test_base_level_cache_by_hand():
+    """Two files, one access each, 1 h and 4 h old: B = ln 1 and ln 0.5; after a further
+    5 h the order holds (ln(1/sqrt 6) > ln(1/3)); then the older file is touched and leads."""
+    h = 3600.0
+    hist = np.zeros((2, 50))
+    hist[0, 0], hist[1, 0] = 9 * h, 6 * h
+    hist_len = np.asarray([1, 1])
+    last = hist[:, 0].copy()
+    cache = np.zeros((2, 3))
+    ids = np.arange(2, dtype=np.int64)
+    got = K.base_level_top(ids, hist, hist_len, last, 10 * h, 1, True, cache)
+    assert got[0].tolist() == [0] and got[1][0] == pytest.approx(0.0)
+    assert cache[0].tolist() == [1.0, 10 * h, 1.0]
+    # at 15 h file 1's bounds [0.5 sqrt(4/9), 0.5] reach file 0's [sqrt(1/6), 1]: both computed
+    got = K.base_level_top(ids, hist, hist_len, last, 15 * h, 1, True, cache)
+    assert got[0].tolist() == [0] and got[1][0] == pytest.approx(math.log(1 / math.sqrt(6)))
+    assert cache[:, 1].tolist() == [15 * h, 15 * h]
+    hist[1, 1] = 15.5 * h
+    hist_len[1] = 2
+    last[1] = 15.5 * h
+    got = K.base_level_top(ids, hist, hist_len, last, 16 * h, 1, True, cache)
+    # file 1: 1 / sqrt(10) + 1 / sqrt(0.5) = 1.730 > file 0: 1 / sqrt(7) = 0.378
+    assert got[0].tolist() == [1]
+    assert got[1][0] == pytest.approx(math.log(1 / math.sqrt(10) + 1 / math.sqrt(0.5)))
+    assert cache[0, 1] == 15 * h  # file 0's bound (at most 0.408) kept it out: not recomputed
+
+
+def test_limited_ranking_on_a_larger_state():
+    """Hundreds of files, so the lexical, associative and recurrence channels reach more
+    files than the first depth the limited fusion ranks: the first `limit` results still
+    equal the reference's, and the limited call scored fewer candidates."""
+    evs = normalized(events=6000, files=300, sessions=100, projects=1, seed=5)
+    s = State()
+    s.fold(evs)
+    index = Index(s)
+    project = evs[0]["project"]
+    sessions = list(s.sess_index)
+    pruned = 0
+    for q in ["fix the auth login bug in auth", "cache", "report export this", "zzz"]:
+        for session in (None, sessions[-1], sessions[len(sessions) // 2]):
+            for dt in (0.0, 7200.0):
+                args = list(rank_args(index, q, project=project, session=session,
+                                      now=s.clock + dt))
+                want = RR.rank_files(*args)
+                for limit in (1, 10, 30):
+                    args[ARG["limit"]] = limit
+                    got = K.rank_files(*args)
+                    assert_same_ranking(got, want, limit)
+                    if got[0]:
+                        pruned += got[1].size < want[1].size
+    assert pruned > 0
+
+
+def _fuse_reference(present, lists, deep, share, lam, rrf_k, s_max, min_conf):
+    """Every channel ranked in full, fused in channel order, floored, best first."""
+    ranks = {}
+    for c in range(7):
+        if not present[c]:
+            continue
+        if c in deep:
+            ids, sc = deep[c]
+            order = sorted(range(len(ids)), key=lambda j: (-sc[j], ids[j]))
+            ranks[c] = {int(ids[j]): p + 1 for p, j in enumerate(order)}
+        else:
+            ranks[c] = {int(i): p + 1 for p, i in enumerate(lists[c])}
+    cand = sorted(set().union(*ranks.values())) if ranks else []
+    score = {}
+    for i in cand:
+        v = 0.0
+        for c in range(7):
+            if c in ranks and i in ranks[c]:
+                v += lam[c] * (share[i] if c == 0 else 1.0) / (rrf_k + ranks[c][i])
+        score[i] = v
+    best = sorted((i for i in cand if score[i] / s_max >= min_conf), key=lambda i: (-score[i], i))
+    return best, score, ranks
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.sampled_from([30, 300, 3000]),
+       levels=st.sampled_from([3, 50, 10_000]), limit=st.sampled_from([1, 10, 50, 400]),
+       lam_deep=st.sampled_from([0.2, 4.0, 30.0]), min_conf=st.sampled_from([0.0, 0.05, 0.3]),
+       on=st.lists(st.booleans(), min_size=7, max_size=7))
+def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf, on):
+    """The threshold fusion against full ranking on random channels: many ties (few score
+    levels), deep channels much heavier than the listed ones or much lighter, floors."""
+    from brainbox.kernels.rank import _fuse_top
+
+    rng = np.random.default_rng(seed)
+    present = np.asarray(on, np.bool_)
+    deep, lists = {}, []
+    deep_ids, deep_sc = [], []
+    for c in range(7):
+        if c in (0, 1, 6):
+            reach = np.flatnonzero(rng.random(n) < rng.uniform(0.05, 1.0))
+            sc = (rng.integers(1, levels + 1, reach.size) / levels).astype(np.float64)
+            deep[c] = (reach, sc)
+            present[c] &= reach.size > 0
+            deep_ids.append(reach.astype(np.int64))
+            deep_sc.append(sc)
+            lists.append(np.zeros(0, np.int64))
+        else:
+            lists.append(rng.permutation(n)[: rng.integers(1, min(n, 100) + 1)].astype(np.int64))
+            deep_ids.append(np.zeros(0, np.int64))
+            deep_sc.append(np.zeros(0))
+    share = rng.integers(1, 5, n) / 4.0
+    lam = np.asarray([lam_deep, lam_deep, 4.0, 2.0, 1.0, 0.5, lam_deep])
+    s_max = lam[present].sum() / 21.0 if present.any() else 1.0
+    best, score, ranks = _fuse_reference(present, lists, deep, share, lam, 20.0, s_max, min_conf)
+    from numba.typed import List
+
+    cand, scores, order, rk = _fuse_top(limit, present, List(lists), List(deep_ids),
+                                        List(deep_sc), share, n, lam, 20.0, s_max, min_conf)
+    top = best[:limit]
+    assert cand[order].tolist() == top
+    assert scores[order].tolist() == [score[i] for i in top]
+    for c in range(7):
+        want = [ranks[c].get(i, 0) if c in ranks else 0 for i in top]
+        assert rk[c, order].tolist() == want
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 3000), k=st.integers(1, 300),
+       levels=st.sampled_from([1, 2, 5, 1000]))
+def test_top_k_matches_a_full_sort(seed, n, k, levels):
+    """Many ties and buffer cuts: the threshold pass equals sorting everything."""
+    rng = np.random.default_rng(seed)
+    ids = np.sort(rng.choice(10 * n, n, replace=False)).astype(np.int64)
+    sc = rng.integers(0, levels, n).astype(np.float64) * rng.choice([1.0, -0.5])
+    got = K.top_k(ids, sc, k)
+    want = RR.top_k(ids, sc, k)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
