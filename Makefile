@@ -6,7 +6,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
 test: install
 	$(PY) -m pytest -q -p no:cacheprovider
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_rank.py tests/test_baselines_fast.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py
 
 install:
 	$(PY) -m pip install -q --upgrade pip

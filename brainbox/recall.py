@@ -233,7 +233,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
             index.blocked, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
             s.n, s.last, s.hist, s.hist_len, float(now), s.in_order, TOP_K,
             window, p.recurrence_from, snip_ids, snip_scores, use, np.asarray(lam), RRF_K,
-            s_max, p.min_confidence, s.bl_cache, int(limit))
+            s_max, p.min_confidence, s.edst, s.rtop, s.rtop_n, s.bl_cache, int(limit))
 
 
 def rank(index: Index, query: str, **kw) -> Ranking | None:
@@ -247,7 +247,7 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
     if not status or not present.any():
         return None
-    s_max = args[-4]
+    s_max = args[-7]  # (..., s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit)
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
     return Ranking(cand, scores, scores / s_max, order, names, ranks[present], parent)
 

@@ -113,6 +113,10 @@ class State:
         # recall's base-level cache (sum, time, access count; zeros: none), derived and
         # not persisted: kernels.rank.base_level_top
         self.bl_cache = np.zeros((0, 3), np.float64)
+        # spreading's row lists (kernels.hebbian.fold_touches keeps them; -1: none yet),
+        # derived and not persisted
+        self.rtop = np.zeros((0, K.ROW_TOP), np.int64)
+        self.rtop_n = np.zeros(0, np.int64)
         # sessions
         self.sess_index: dict[str, int] = {}
         self.win = np.zeros((0, WINDOW), np.int64)
@@ -193,8 +197,9 @@ class State:
         if rid >= self.n.shape[0]:
             cap = max(2 * self.n.shape[0], 256)
             for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen",
-                         "adj_off", "adj_len", "adj_cap", "bl_cache"):
+                         "adj_off", "adj_len", "adj_cap", "bl_cache", "rtop"):
                 setattr(self, name, _grow(getattr(self, name), cap))
+            self.rtop_n = _grow(self.rtop_n, cap, fill=-1)
             self.kind = _grow(self.kind, cap)
         self.kind[rid] = kind
         if kind == FILE:
@@ -350,7 +355,7 @@ class State:
                     t_sess, tch, t_time, i, self.kind, self.n, self.m, self.act, self.last,
                     self.hist, self.hist_len, self.deg, self.win, self.win_len,
                     self.hkeys, self.hslot, self.esrc, self.edst, self.ew, self.ecount,
-                    self.etime, self.n_edges,
+                    self.etime, self.n_edges, self.rtop, self.rtop_n,
                 )
                 if i < tch.size:
                     self._grow_edges()
@@ -389,6 +394,7 @@ class State:
                 k = self.edge_index(err, fid, create=True)
                 w = float(self.ew[k])
                 self.ew[k] = np.float32(min(1.0, w + 0.85 * (1.0 - w)))
+                self.rtop_n[err] = -1  # its row list is made again when next needed
                 self.ecount[k] += 1
                 self.etime[k] = at
             self._graph = None
@@ -411,6 +417,7 @@ class State:
                     if k >= 0:
                         factor = 0.9 ** int(self.streak[fid])
                         self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
+                        self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
             self._graph = None
 
     def decay(self, days: float) -> None:
@@ -423,6 +430,7 @@ class State:
         self.n_edges[0] = new
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, int(new), self.hkeys, self.hslot)
+        self.rtop_n[:] = -1  # edges renumbered and weights scaled: lists are made again
         self._rebuild_adjacency()
         self._graph = None
         self._csr_linked = -1
@@ -607,6 +615,8 @@ class State:
             setattr(s, name, _grow(arr.copy(), max(arr.shape[0], 256)))
         s.doclen = np.zeros(s.n.shape[0])
         s.bl_cache = np.zeros((s.n.shape[0], 3))
+        s.rtop = np.zeros((s.n.shape[0], K.ROW_TOP), np.int64)
+        s.rtop_n = np.full(s.n.shape[0], -1, np.int64)
         s.kind = s.kind.astype(np.int8)
         extra = json.loads(bytes(a["json"]).decode())
         for key in extra["sessions"]:

@@ -107,7 +107,7 @@ def _engine(s: State, linked: np.ndarray) -> KR.Engine:
                      s.win_len, s.hkeys, s.hslot, s.esrc, s.edst, s.ew, s.ecount, s.etime,
                      s.n_edges, s.adj_off, s.adj_len, s.adj_cap, s.pool_dst, s.pool_e,
                      s.pool_used, linked, s.last3, s.last3_len, s.doclen, s.kind[:n] == TOOL,
-                     s.bl_cache)
+                     s.bl_cache, s.rtop, s.rtop_n)
 
 
 def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,

@@ -50,6 +50,7 @@ N_KEY = 1 << 31  # hash key = src * N_KEY + dst
 RESERVE = 2 * WINDOW  # most edges one touch can create
 EMPTY = -1
 GATE_MEMO = 1024  # gate values fold_touches remembers (a power of two)
+ROW_TOP = 10  # out-edges per row kept in order for spreading (its top k is at most this)
 
 
 @jit
@@ -116,7 +117,8 @@ def rebuild_hash(esrc, edst, n_edges, hkeys, hslot):
 
 @jit
 def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist_len, deg,
-                 win, win_len, hkeys, hslot, esrc, edst, ew, ecount, etime, n_edges):
+                 win, win_len, hkeys, hslot, esrc, edst, ew, ecount, etime, n_edges,
+                 rtop=None, rtop_n=None):
     """Fold touches ``start..T-1`` into node, window and edge state (DESIGN §4.1).
 
     Inputs (read only): t_sess int64[T] session row in ``win``, t_res int64[T] resource id,
@@ -143,6 +145,12 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
     fewer than 50 edge slots remain (``n_edges + 50 > min(E, H // 2)``); the caller then
     grows the edge arrays and the hash (``rebuild_hash``) and calls again with start=i. The
     result does not depend on how the touches are split into calls.
+
+    ``rtop`` int64[N, ROW_TOP] / ``rtop_n`` int64[N] (optional): per node, the edge indices of
+    its heaviest out-edges to non-tool targets other than itself, by (weight desc, target
+    asc), ``rtop_n`` of them, or -1 for a node without a list (``row_top_build`` makes one).
+    Every weight change here keeps the lists exact (weights only grow in a fold, so an edge
+    lighter than a full list's last cannot be in it or enter it: one comparison).
     """
     T = t_res.shape[0]
     cap = min(esrc.shape[0], hkeys.shape[0] // 2)
@@ -252,6 +260,9 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
                 ew[e] = min(1.0, w + c * d * g * (1.0 - w))  # delta = eta p h d g(w)
                 ecount[e] += 1
                 etime[e] = t
+                if rtop is not None:
+                    if rtop_n[src] >= 0 and dst != src and kind[dst] != KIND_TOOL:
+                        row_top_offer(rtop, rtop_n, ew, edst, src, e)
 
         # 3. v becomes the newest; a full window drops its oldest
         if L == WINDOW:
@@ -261,6 +272,69 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
         win[s, L] = v
         win_len[s] = L + 1
     return T
+
+
+@jit
+def _heavier(w_a, v_a, w_b, v_b):
+    """Does an edge of weight w_a to v_a come before one of w_b to v_b in a row's order?"""
+    return w_a > w_b or (w_a == w_b and v_a < v_b)
+
+
+@jit
+def row_top_offer(rtop, rtop_n, ew, edst, u, e):
+    """Edge ``e`` of row ``u`` got heavier: keep ``u``'s list (``fold_touches``) exact."""
+    cnt = rtop_n[u]
+    w = np.float64(ew[e])
+    v = edst[e]
+    if cnt == ROW_TOP:
+        tail = rtop[u, cnt - 1]
+        if tail != e and not _heavier(w, v, np.float64(ew[tail]), edst[tail]):
+            return  # not in the list (it would be at least as heavy as the tail) and not entering
+    pos = -1
+    for j in range(cnt):
+        if rtop[u, j] == e:
+            pos = j
+            break
+    if pos < 0:
+        if cnt < ROW_TOP:
+            pos = cnt
+            rtop_n[u] = cnt + 1
+        else:
+            pos = cnt - 1  # the tail drops out
+        rtop[u, pos] = e
+    while pos > 0:
+        f = rtop[u, pos - 1]
+        if not _heavier(w, v, np.float64(ew[f]), edst[f]):
+            break
+        rtop[u, pos] = f
+        rtop[u, pos - 1] = e
+        pos -= 1
+
+
+@jit
+def row_top_build(adj_off, adj_len, pool_e, ew, edst, is_blocked, u, rtop, rtop_n):
+    """Make node ``u``'s list (``fold_touches``) from its whole adjacency row: the ROW_TOP
+    heaviest out-edges to targets not blocked and not ``u``, by (weight desc, target asc)."""
+    cnt = 0
+    lo = adj_off[u]
+    for q in range(lo, lo + adj_len[u]):
+        e = pool_e[q]
+        v = edst[e]
+        if v == u or is_blocked[v]:
+            continue
+        w = np.float64(ew[e])
+        if cnt < ROW_TOP:
+            pos = cnt
+            cnt += 1
+        elif _heavier(w, v, np.float64(ew[rtop[u, cnt - 1]]), edst[rtop[u, cnt - 1]]):
+            pos = cnt - 1
+        else:
+            continue
+        while pos > 0 and _heavier(w, v, np.float64(ew[rtop[u, pos - 1]]), edst[rtop[u, pos - 1]]):
+            rtop[u, pos] = rtop[u, pos - 1]
+            pos -= 1
+        rtop[u, pos] = e
+    rtop_n[u] = cnt
 
 
 @jit

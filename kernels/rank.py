@@ -610,7 +610,7 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
 def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
-               s_max, min_conf, bl_cache, limit):
+               s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit):
     """Rank the candidate ``files`` (ascending ids; ``in_proj`` their mask over resources).
 
     ``use`` bool[7]: channels not ablated (snippet: an index is present); ``lam`` float64[7]
@@ -621,6 +621,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     not ranked by that channel), ``present`` bool[7] channels that ranked something,
     ``parent`` int64[N] the spreading parents (all -1 without spreading).
 
+    ``edst``, ``rtop``, ``rtop_n``: the engine's edge targets and row lists for spreading
+    (``kernels.spread``; ``rtop`` of shape [0, k] for none).
     ``bl_cache``: the base-level cache (``base_level_top``), float64[N, 3] or [0, 3].
     ``limit`` > 0: only the ``limit`` best are wanted; ``order`` then holds exactly the first
     ``limit`` positions of the full ranking, ``cand`` only the contenders the fusion had to
@@ -633,14 +635,15 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
                       pool_e, ew, n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor,
                       a_floor, n, last, hist, hist_len, now, prune_base_level, top_n, window,
                       recurrence_from, snip_ids, snip_scores, use, lam, rrf_k, s_max, min_conf,
-                      bl_cache, limit)
+                      edst, rtop, rtop_n, bl_cache, limit)
 
 
 @jit
 def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew,
                n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
                hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
-               snip_scores, use, lam, rrf_k, s_max, min_conf, bl_cache, limit):
+               snip_scores, use, lam, rrf_k, s_max, min_conf, edst, rtop, rtop_n, bl_cache,
+               limit):
     """``rank_files`` given the lexical channel's ``bm25_scores`` (read only): a caller that
     knows the postings did not change since it last scored the same query (the replay,
     within a task) passes the same scores again instead of rescanning the postings."""
@@ -675,7 +678,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         seed_act = lex_sorted_sc[:ns] / lex_sorted_sc[0]
         act = np.zeros(n_res, np.float64)
         spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked, hops,
-               spread_k, w_floor, a_floor, act, parent)
+               spread_k, w_floor, a_floor, act, parent, edst, rtop, rtop_n)
         for j in range(ns):
             act[seeds[j]] = 0.0
         for i in range(n_res):

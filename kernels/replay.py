@@ -46,7 +46,7 @@ P2_ROW, P3_ROW = 0, 1
 Engine = namedtuple("Engine", (
     "kind n m act last hist hist_len deg win win_len hkeys hslot esrc edst ew ecount etime "
     "n_edges adj_off adj_len adj_cap pool_dst pool_e pool_used adj_linked last3 last3_len "
-    "doclen is_blocked bl_cache"))
+    "doclen is_blocked bl_cache rtop rtop_n"))
 
 Probes = namedtuple("Probes", (
     # per event
@@ -218,7 +218,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         E.m[:n_res], E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor,
                         S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, S.top_n,
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
-                        S.min_conf, E.bl_cache, limit)
+                        S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit)
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):
@@ -246,7 +246,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             t_time = np.full(hi - lo, now, np.float64)
             fold_touches(t_sess, enc.tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
                          E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
-                         E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges)
+                         E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
         tool = enc.ev_tool[i]
         if tool >= 0:
             one_sess[0] = sid

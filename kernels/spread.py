@@ -29,6 +29,7 @@ import numpy as np
 
 from ._jit import jit
 from .adjacency import csr_adjacency
+from .hebbian import ROW_TOP, row_top_build
 
 M_CAP = 0.5  # reinforcement bonus is at most +50%
 DEG_CAP = 50  # degree normalisation saturates at 50 out-edges
@@ -36,7 +37,7 @@ DEG_CAP = 50  # degree normalisation saturates at 50 out-edges
 
 @jit
 def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked, hops, topk,
-           w_floor, a_floor, act_out, parent_out):
+           w_floor, a_floor, act_out, parent_out, edst=None, rtop=None, rtop_n=None):
     """Spread activation from ``seeds`` for ``hops`` hops; return the number of edges followed.
 
     Graph (read only), for nodes 0..N-1 (longer node arrays are fine): row u is the entries
@@ -55,6 +56,12 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
     transferring ``a_v = act[u] * w * (1 + min(m[v], 0.5)) / sqrt(max(1, min(deg u, 50)))``,
     kept when ``a_v >= a_floor`` and ``a_v > act[v]``; improved nodes form the next hop's
     frontier.
+
+    With the engine's row lists (``edst`` int64[E], ``rtop``/``rtop_n`` as
+    ``hebbian.fold_touches`` keeps them; the caller's ``is_blocked`` must be "is a tool") and
+    ``topk <= ROW_TOP``, a row's heaviest edges are read from its list (made from the row the
+    first time) instead of scanning the row: the same edges in the same order. Nodes at or
+    beyond ``rtop_n``'s length (e.g. empty arrays: no lists) scan their row.
     """
     n_nodes = act_out.shape[0]
     act_out[:] = 0.0
@@ -95,37 +102,53 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
             expanded[u] = True
             lo = adj_off[u]
             deg = adj_len[u]
-            # gather the row's weights first: the loads are independent, so their cache
-            # misses overlap (ew is in edge order, not row order); reading them inside the
-            # branchy loop below made spread 2.3x slower than over a CSR (1M events, 709k
-            # edges: p50 6.6 ms vs 2.9 ms); gathered, 1.7-2.0 ms
-            if deg > row_w.shape[0]:
-                row_w = np.empty(2 * deg, np.float64)
-            for j in range(deg):
-                row_w[j] = ew[pool_e[lo + j]]
-            # masked top-k by insertion into a buffer sorted by (weight desc, target asc);
-            # rows are in no particular order, so equal weights compare their targets
-            cnt = 0
-            for j in range(deg):
-                v = pool_dst[lo + j]
-                w = row_w[j]
-                if v == u or not (w >= w_floor) or is_blocked[v]:
-                    continue
-                if cnt < k:
-                    pos = cnt
+            if rtop is not None and k <= ROW_TOP and u < rtop_n.shape[0]:
+                if rtop_n[u] < 0:
+                    row_top_build(adj_off, adj_len, pool_e, ew, edst, is_blocked, u, rtop,
+                                  rtop_n)
+                cnt = 0
+                for j in range(rtop_n[u]):
+                    if cnt == k:
+                        break
+                    e = rtop[u, j]
+                    w = np.float64(ew[e])
+                    if not (w >= w_floor):
+                        break
+                    top_w[cnt] = w
+                    top_v[cnt] = edst[e]
                     cnt += 1
-                elif cnt > 0 and (w > top_w[cnt - 1] or (w == top_w[cnt - 1]
-                                                         and v < top_v[cnt - 1])):
-                    pos = cnt - 1
-                else:
-                    continue
-                while pos > 0 and (top_w[pos - 1] < w or (top_w[pos - 1] == w
-                                                          and top_v[pos - 1] > v)):
-                    top_w[pos] = top_w[pos - 1]
-                    top_v[pos] = top_v[pos - 1]
-                    pos -= 1
-                top_w[pos] = w
-                top_v[pos] = v
+            else:
+                # gather the row's weights first: the loads are independent, so their cache
+                # misses overlap (ew is in edge order, not row order); reading them inside the
+                # branchy loop below made spread 2.3x slower than over a CSR (1M events, 709k
+                # edges: p50 6.6 ms vs 2.9 ms); gathered, 1.7-2.0 ms
+                if deg > row_w.shape[0]:
+                    row_w = np.empty(2 * deg, np.float64)
+                for j in range(deg):
+                    row_w[j] = ew[pool_e[lo + j]]
+                # masked top-k by insertion into a buffer sorted by (weight desc, target asc);
+                # rows are in no particular order, so equal weights compare their targets
+                cnt = 0
+                for j in range(deg):
+                    v = pool_dst[lo + j]
+                    w = row_w[j]
+                    if v == u or not (w >= w_floor) or is_blocked[v]:
+                        continue
+                    if cnt < k:
+                        pos = cnt
+                        cnt += 1
+                    elif cnt > 0 and (w > top_w[cnt - 1] or (w == top_w[cnt - 1]
+                                                             and v < top_v[cnt - 1])):
+                        pos = cnt - 1
+                    else:
+                        continue
+                    while pos > 0 and (top_w[pos - 1] < w or (top_w[pos - 1] == w
+                                                              and top_v[pos - 1] > v)):
+                        top_w[pos] = top_w[pos - 1]
+                        top_v[pos] = top_v[pos - 1]
+                        pos -= 1
+                    top_w[pos] = w
+                    top_v[pos] = v
             a_u = act_out[u]
             scale = 1.0 / math.sqrt(max(1, min(deg, DEG_CAP)))
             for r in range(cnt):

@@ -55,7 +55,8 @@ def rows_of(adj_off, adj_len, pool_dst, pool_e, ew, u):
 def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores,
-               use, lam, rrf_k, s_max, min_conf, bl_cache=None, limit=0):
+               use, lam, rrf_k, s_max, min_conf, edst=None, rtop=None, rtop_n=None,
+               bl_cache=None, limit=0):
     """Same arguments and results as the kernel with ``limit`` 0 (``prune_base_level``,
     ``bl_cache`` and ``limit`` are ignored: the reference scores and ranks every file)."""
     score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post)
@@ -68,7 +69,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
 def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew,
                n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
                hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
-               snip_scores, use, lam, rrf_k, s_max, min_conf, bl_cache=None, limit=0):
+               snip_scores, use, lam, rrf_k, s_max, min_conf, edst=None, rtop=None,
+               rtop_n=None, bl_cache=None, limit=0):
     """``rank_files`` from given lexical scores (as ``bm25_scores`` returns them)."""
     ids = [int(i) for i in lex_ids]
     return _rank(dict(zip(ids, map(float, lex_sc))), dict(zip(ids, map(float, share))), files,
