@@ -321,7 +321,68 @@ def base_level_top(files, hist, hist_len, last, now, k, prune, cache):
 
 
 @jit
-def _base_level_top_cached(files, hist, hist_len, last, now, k, cache):
+def base_level_ids(files, hist, hist_len, last, now, k, prune, cache):
+    """The ids of ``base_level_top`` (same order), computing exact sums only where the
+    order needs them: with the cache's bounds, candidates sorted by upper bound fall into
+    runs of overlapping intervals; a run of one is placed by its bounds, a longer run is
+    computed exactly and sorted. Recall uses only the order of this channel."""
+    if not (prune and cache.shape[0] > 0):
+        return base_level_top(files, hist, hist_len, last, now, k, prune, cache)[0]
+    width = hist.shape[1]
+    n = files.shape[0]
+    lo, hi, exact, n_acc = _bl_bounds(files, hist, hist_len, last, now, cache)
+    if n_acc <= k:
+        return base_level_top(files, hist, hist_len, last, now, k, prune, cache)[0]
+    kth = -np.partition(-lo, k - 1)[k - 1]
+    n_c = 0
+    cj = np.empty(n, np.int64)
+    for j in range(n):
+        if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= kth:
+            cj[n_c] = j
+            n_c += 1
+    cj = cj[:n_c]
+    by_hi = cj[order_desc(hi[cj])]  # ties keep file order (ascending ids)
+    out = np.empty(k, np.int64)
+    n_out = 0
+    i = 0
+    while i < n_c and n_out < k:
+        a = i
+        min_lo = lo[by_hi[i]]
+        i += 1
+        while i < n_c and hi[by_hi[i]] * (1.0 + BOUND_SLACK) >= min_lo:
+            min_lo = min(min_lo, lo[by_hi[i]])
+            i += 1
+        if i - a == 1:
+            out[n_out] = files[by_hi[a]]
+            n_out += 1
+            continue
+        run = by_hi[a:i].copy()
+        run.sort()  # file order: ascending ids
+        val = np.empty(run.shape[0], np.float64)
+        for r in range(run.shape[0]):
+            j = run[r]
+            if not exact[j]:
+                f = files[j]
+                sv = bl_sum(hist, f, min(hist_len[f], width), now)
+                cache[f, 0] = sv
+                cache[f, 1] = now
+                lo[j] = sv
+                hi[j] = sv
+                exact[j] = True
+            val[r] = lo[j]
+        o = order_desc(val)
+        for r in range(run.shape[0]):
+            if n_out == k:
+                break
+            out[n_out] = files[run[o[r]]]
+            n_out += 1
+    return out[:n_out]
+
+
+@jit
+def _bl_bounds(files, hist, hist_len, last, now, cache):
+    """Per file: (lower, upper) bound of the base-level sum at ``now`` from the cache (both
+    exact for files computed now; -1 for files never accessed), exactness, files accessed."""
     width = hist.shape[1]
     n = files.shape[0]
     lo = np.empty(n, np.float64)
@@ -354,6 +415,14 @@ def _base_level_top_cached(files, hist, hist_len, last, now, k, cache):
             lo[j] = s
             hi[j] = s
             exact[j] = True
+    return lo, hi, exact, n_acc
+
+
+@jit
+def _base_level_top_cached(files, hist, hist_len, last, now, k, cache):
+    width = hist.shape[1]
+    n = files.shape[0]
+    lo, hi, exact, n_acc = _bl_bounds(files, hist, hist_len, last, now, cache)
     if n_acc <= k:  # every file with an access is in, then the rest by id
         bl = np.empty(n, np.float64)
         base_level(hist, hist_len, files, now, bl)
@@ -707,8 +776,8 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         ch_ids[RECENCY] = ids
         present[RECENCY] = True
     if use[BASE_LEVEL]:
-        ids, _ = base_level_top(files, hist, hist_len, last, now, top_n, prune_base_level,
-                                bl_cache)
+        ids = base_level_ids(files, hist, hist_len, last, now, top_n, prune_base_level,
+                             bl_cache)
         ch_ids[BASE_LEVEL] = ids
         present[BASE_LEVEL] = True
 

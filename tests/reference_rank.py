@@ -184,6 +184,10 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, n_res):
             np.asarray([share[i] for i in ids]))
 
 
+def base_level_ids(files, hist, hist_len, last, now, k, prune, cache=None):
+    return base_level_top(files, hist, hist_len, last, now, k, prune)[0]
+
+
 def base_level_top(files, hist, hist_len, last, now, k, prune, cache=None):
     bl = np.empty(len(files))
     R.base_level(hist, hist_len, np.asarray(files, np.int64), now, bl)
@@ -227,7 +231,7 @@ def _kernels():
     from brainbox import kernels as K
 
     return {K.rank_files: rank_files, K.rank_lexed: rank_lexed, K.top_k: top_k, K.bm25_scores: bm25_scores,
-            K.base_level_top: base_level_top, K.predict_kernel: predict_kernel}
+            K.base_level_top: base_level_top, K.base_level_ids: base_level_ids, K.predict_kernel: predict_kernel}
 
 
 REFERENCES = _kernels()

@@ -256,7 +256,8 @@ def test_order_desc_is_a_stable_descending_sort(n, kind, seed):
 
 @SETTINGS
 @given(seed=st.integers(0, 1000), n=st.sampled_from([5, 40, 300]), k=st.sampled_from([1, 3, 10]),
-       steps=st.lists(st.tuples(st.floats(0, 2e5), st.integers(0, 4)), min_size=1, max_size=12))
+       steps=st.lists(st.tuples(st.floats(0, 2e5) | st.floats(0, 10), st.integers(0, 4),
+                                st.booleans()), min_size=1, max_size=25))
 def test_base_level_cache_gives_the_exact_top_k(seed, n, k, steps):
     """A cache carried across calls (time moving forward and now and then back, files
     gaining accesses between calls) never changes the top k."""
@@ -273,8 +274,9 @@ def test_base_level_cache_gives_the_exact_top_k(seed, n, k, steps):
             last[i] = t
     ids = np.arange(n, dtype=np.int64)
     cache = np.zeros((n, 3))
-    for dt, touches in steps:
-        back = dt < 1e3  # a query at an earlier time: the cache must not be trusted
+    cache_ids = np.zeros((n, 3))  # base_level_ids keeps its own
+    for dt, touches, back in steps:  # back: a query at an earlier time (cache not trusted)
+        back = back and dt > 0
         now = now - dt if back else now + dt
         if not back:
             for i in rng.integers(0, n, touches):
@@ -285,6 +287,8 @@ def test_base_level_cache_gives_the_exact_top_k(seed, n, k, steps):
         want = RR.base_level_top(ids, hist, hist_len, last, now, k, True)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+        order = K.base_level_ids(ids, hist, hist_len, last, now, k, True, cache_ids)
+        np.testing.assert_array_equal(order, want[0])
         if back:
             now += dt
 
