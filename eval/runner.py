@@ -18,6 +18,7 @@ depends only on its tasks and the settings, so the JSON is identical, apart from
 
 from __future__ import annotations
 
+import gc
 import os
 import queue as queue_mod
 import subprocess
@@ -79,7 +80,20 @@ def _init_worker(queue) -> None:
 
 def run_series(payload: dict, settings: dict, queue=None) -> dict:
     """Replay one series described by ``payload`` (picklable; runs on any executor).
-    Progress goes to ``queue`` (``put((tasks, events))``), or to a pool worker's queue."""
+    Progress goes to ``queue`` (``put((tasks, events))``), or to a pool worker's queue.
+
+    The cyclic garbage collector runs 70x less often meanwhile: the series allocates
+    millions of small acyclic objects (events, ids), and the default threshold made
+    collection about 6% of a synthetic replay's time (perf, 30k events)."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])
+    try:
+        return _run_series(payload, settings, queue)
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     if payload["kind"] == "synthetic":
         tasks = S.synthetic_tasks(payload["spec"], payload["project"])
     else:

@@ -122,8 +122,11 @@ def manifest(label: str, root: Path) -> dict:
 
 
 def synthetic_spec(events: int, projects: int = 1, seed: int = 7) -> dict:
-    """Generator settings for ``--synthetic`` (the sizes of benchmarks/bench_engine.py)."""
-    return {"events": int(events), "files": max(60, events // 200),
+    """Generator settings for ``--synthetic`` (the sizes of benchmarks/bench_engine.py):
+    each project has a file per 200 of its events (so ``--synthetic 1000000`` is one
+    repository of 5,000 files, and with ``--synthetic-projects 10`` ten of 500)."""
+    per_project = events // max(int(projects), 1)
+    return {"events": int(events), "files": max(60, per_project // 200),
             "sessions": max(10, events // 150), "projects": int(projects), "seed": int(seed)}
 
 

@@ -1,0 +1,63 @@
+"""Replay throughput on the synthetic workload, as whole `brainbox replay` processes.
+
+    python benchmarks/measure_replay.py 100000 1000000 [--runs 3] [--projects P] [--workers W]
+
+For each size: `runs` runs of `brainbox replay --synthetic N --bootstrap 0 --json F`, then
+the median of the report's figures: events per second per core (series CPU time, the
+issue's measure), events per second of wall time, and the replay's parts (seconds). A
+first run on a machine compiles the replay loop (reported as warm-up, excluded from the
+per-core figure). The machine is shared: read medians, and compare against a baseline run
+in the same go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_once(events: int, projects: int, workers: int, out: Path) -> dict:
+    cmd = [sys.executable, "-m", "brainbox.cli.entry", "replay", "--synthetic", str(events),
+           "--synthetic-projects", str(projects), "--workers", str(workers),
+           "--no-progress", "--bootstrap", "0", "--json", str(out)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    t = json.loads(out.read_text())["timings"]
+    return {"per_core": t["events_per_s_per_core"], "wall": t["events_per_s"],
+            "events": t["events"], "warmup_s": t["warmup_s"], "parts": t["parts_s"]}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sizes", nargs="+", type=int, help="synthetic events per run")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--projects", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write every run's figures here")
+    a = ap.parse_args(argv)
+    report = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in a.sizes:
+            runs = []
+            for r in range(a.runs):
+                runs.append(run_once(n, a.projects, a.workers, Path(tmp) / f"r{n}_{r}.json"))
+                x = runs[-1]
+                print(f"{n:>9,} events  run {r + 1}: {x['per_core']:,.0f} events/s per core, "
+                      f"{x['wall']:,.0f} wall, warm-up {x['warmup_s']:.1f} s", flush=True)
+            med = {k: statistics.median(x[k] for x in runs) for k in ("per_core", "wall")}
+            parts = {k: statistics.median(x["parts"][k] for x in runs) for k in runs[0]["parts"]}
+            print(f"{n:>9,} events  median of {a.runs}: {med['per_core']:,.0f} events/s per "
+                  f"core, {med['wall']:,.0f} wall; parts (s) "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()), flush=True)
+            report.append({"events": n, "projects": a.projects, "workers": a.workers,
+                           "runs": runs, "median": med, "median_parts": parts})
+    if a.json:
+        a.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
