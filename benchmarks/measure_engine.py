@@ -31,10 +31,11 @@ def load_baseline(path):
     return mod
 
 
-def time_fold(fold, touches, kind, S, E, engine_layout):
+def time_fold(fold, touches, kind, S, E, engine_layout, lists=False):
     """(wall, CPU) seconds for one fold of all touches into fresh arrays sized like the full
     state, and the resulting arrays (without the hash). CPU time leaves out the time other
-    processes had the core, not their effect on the caches."""
+    processes had the core, not their effect on the caches. ``lists``: with spreading's row
+    lists kept for every node from the start (the most upkeep the engine can have)."""
     from brainbox.state import State
 
     t_sess, t_res, t_time = touches
@@ -49,10 +50,15 @@ def time_fold(fold, touches, kind, S, E, engine_layout):
         win=np.full((S, 25), -1, np.int64), win_len=np.zeros(S, np.int64),
         esrc=np.zeros(E, np.int64), edst=np.zeros(E, np.int64), ew=np.zeros(E, np.float32),
         ecount=np.zeros(E, np.int64), etime=np.zeros(E), ne=np.zeros(1, np.int64))
+    extra = ()
+    if lists:
+        from brainbox.kernels import ROW_TOP
+
+        extra = (np.zeros((N, ROW_TOP, 3)), np.zeros(N, np.int64))
     t0, c0 = time.perf_counter(), time.thread_time()
     done = fold(t_sess, t_res, t_time, 0, kind, a["n"], a["m"], a["act"], a["last"],
                 a["hist"], a["hist_len"], a["deg"], a["win"], a["win_len"], hkeys, hslot,
-                a["esrc"], a["edst"], a["ew"], a["ecount"], a["etime"], a["ne"])
+                a["esrc"], a["edst"], a["ew"], a["ecount"], a["etime"], a["ne"], *extra)
     took = (time.perf_counter() - t0, time.thread_time() - c0)
     assert done == t_res.size
     return took, a
@@ -81,14 +87,16 @@ def main(sizes, baseline=None):
         touches = (t_sess, t_res, t_time)
         N, S, E = st.n_res, len(st.sess_index), st.esrc.shape[0]
         kind = st.kind[:N]
-        kernel, kernel_old = [], []
+        kernel, kernel_old, kernel_lists = [], [], []
         few = tuple(x[:100] for x in touches)
         time_fold(K.fold_touches, few, kind, S, E, True)  # load or compile outside the timing
+        time_fold(K.fold_touches, few, kind, S, E, True, lists=True)
         if old is not None:
             time_fold(old.fold_touches, few, kind, S, E, False)
         for _ in range(RUNS):  # alternate with the baseline, if any
             took, a = time_fold(K.fold_touches, touches, kind, S, E, True)
             kernel.append(took)
+            kernel_lists.append(time_fold(K.fold_touches, touches, kind, S, E, True, True)[0])
             if old is not None:
                 took, b = time_fold(old.fold_touches, touches, kind, S, E, False)
                 kernel_old.append(took)
@@ -122,6 +130,10 @@ def main(sizes, baseline=None):
         print(f"  fold kernel: median {k:.3f} s of {RUNS} = {n / k:,.0f} events/s "
               f"({t_res.size / k:,.0f} touches/s); State.fold end to end {n / fold_all:,.0f} ev/s")
         print(f"    CPU time: median {kc:.3f} s = {n / kc:,.0f} events/s")
+        kl = statistics.median(t[0] for t in kernel_lists)
+        klc = statistics.median(t[1] for t in kernel_lists)
+        print(f"  fold kernel keeping every row list: median {n / kl:,.0f} events/s "
+              f"(CPU {n / klc:,.0f}); without / with = {kl / k:.2f}x the time")
         if kernel_old:
             ko = statistics.median(t[0] for t in kernel_old)
             koc = statistics.median(t[1] for t in kernel_old)

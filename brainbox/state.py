@@ -115,7 +115,7 @@ class State:
         self.bl_cache = np.zeros((0, 3), np.float64)
         # spreading's row lists (kernels.hebbian.fold_touches keeps them; -1: none yet),
         # derived and not persisted
-        self.rtop = np.zeros((0, K.ROW_TOP), np.int64)
+        self.rtop = np.zeros((0, K.ROW_TOP, 3), np.float64)
         self.rtop_n = np.zeros(0, np.int64)
         # sessions
         self.sess_index: dict[str, int] = {}
@@ -615,7 +615,7 @@ class State:
             setattr(s, name, _grow(arr.copy(), max(arr.shape[0], 256)))
         s.doclen = np.zeros(s.n.shape[0])
         s.bl_cache = np.zeros((s.n.shape[0], 3))
-        s.rtop = np.zeros((s.n.shape[0], K.ROW_TOP), np.int64)
+        s.rtop = np.zeros((s.n.shape[0], K.ROW_TOP, 3), np.float64)
         s.rtop_n = np.full(s.n.shape[0], -1, np.int64)
         s.kind = s.kind.astype(np.int8)
         extra = json.loads(bytes(a["json"]).decode())

@@ -146,9 +146,10 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
     grows the edge arrays and the hash (``rebuild_hash``) and calls again with start=i. The
     result does not depend on how the touches are split into calls.
 
-    ``rtop`` int64[N, ROW_TOP] / ``rtop_n`` int64[N] (optional): per node, the edge indices of
-    its heaviest out-edges to non-tool targets other than itself, by (weight desc, target
-    asc), ``rtop_n`` of them, or -1 for a node without a list (``row_top_build`` makes one).
+    ``rtop`` float64[N, ROW_TOP, 3] / ``rtop_n`` int64[N] (optional): per node, its heaviest
+    out-edges to non-tool targets other than itself as (edge index, target, weight), by
+    (weight desc, target asc), ``rtop_n`` of them, or -1 for a node without a list
+    (``row_top_build`` makes one).
     Every weight change here keeps the lists exact (weights only grow in a fold, so an edge
     lighter than a full list's last cannot be in it or enter it: one comparison).
     """
@@ -282,17 +283,18 @@ def _heavier(w_a, v_a, w_b, v_b):
 
 @jit
 def row_top_offer(rtop, rtop_n, ew, edst, u, e):
-    """Edge ``e`` of row ``u`` got heavier: keep ``u``'s list (``fold_touches``) exact."""
+    """Edge ``e`` of row ``u`` got heavier: keep ``u``'s list (``fold_touches``) exact. The
+    list holds (edge, target, weight) side by side, so this reads only the row's list."""
     cnt = rtop_n[u]
     w = np.float64(ew[e])
     v = edst[e]
     if cnt == ROW_TOP:
-        tail = rtop[u, cnt - 1]
-        if tail != e and not _heavier(w, v, np.float64(ew[tail]), edst[tail]):
+        if rtop[u, cnt - 1, 0] != e and not _heavier(w, v, rtop[u, cnt - 1, 2],
+                                                     rtop[u, cnt - 1, 1]):
             return  # not in the list (it would be at least as heavy as the tail) and not entering
     pos = -1
     for j in range(cnt):
-        if rtop[u, j] == e:
+        if rtop[u, j, 0] == e:
             pos = j
             break
     if pos < 0:
@@ -301,14 +303,14 @@ def row_top_offer(rtop, rtop_n, ew, edst, u, e):
             rtop_n[u] = cnt + 1
         else:
             pos = cnt - 1  # the tail drops out
-        rtop[u, pos] = e
-    while pos > 0:
-        f = rtop[u, pos - 1]
-        if not _heavier(w, v, np.float64(ew[f]), edst[f]):
-            break
-        rtop[u, pos] = f
-        rtop[u, pos - 1] = e
+    while pos > 0 and _heavier(w, v, rtop[u, pos - 1, 2], rtop[u, pos - 1, 1]):
+        rtop[u, pos, 0] = rtop[u, pos - 1, 0]
+        rtop[u, pos, 1] = rtop[u, pos - 1, 1]
+        rtop[u, pos, 2] = rtop[u, pos - 1, 2]
         pos -= 1
+    rtop[u, pos, 0] = e
+    rtop[u, pos, 1] = v
+    rtop[u, pos, 2] = w
 
 
 @jit
@@ -326,14 +328,18 @@ def row_top_build(adj_off, adj_len, pool_e, ew, edst, is_blocked, u, rtop, rtop_
         if cnt < ROW_TOP:
             pos = cnt
             cnt += 1
-        elif _heavier(w, v, np.float64(ew[rtop[u, cnt - 1]]), edst[rtop[u, cnt - 1]]):
+        elif _heavier(w, v, rtop[u, cnt - 1, 2], rtop[u, cnt - 1, 1]):
             pos = cnt - 1
         else:
             continue
-        while pos > 0 and _heavier(w, v, np.float64(ew[rtop[u, pos - 1]]), edst[rtop[u, pos - 1]]):
-            rtop[u, pos] = rtop[u, pos - 1]
+        while pos > 0 and _heavier(w, v, rtop[u, pos - 1, 2], rtop[u, pos - 1, 1]):
+            rtop[u, pos, 0] = rtop[u, pos - 1, 0]
+            rtop[u, pos, 1] = rtop[u, pos - 1, 1]
+            rtop[u, pos, 2] = rtop[u, pos - 1, 2]
             pos -= 1
-        rtop[u, pos] = e
+        rtop[u, pos, 0] = e
+        rtop[u, pos, 1] = v
+        rtop[u, pos, 2] = w
     rtop_n[u] = cnt
 
 

@@ -691,7 +691,7 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     ``parent`` int64[N] the spreading parents (all -1 without spreading).
 
     ``edst``, ``rtop``, ``rtop_n``: the engine's edge targets and row lists for spreading
-    (``kernels.spread``; ``rtop`` of shape [0, k] for none).
+    (``kernels.spread``; ``rtop_n`` of length 0 for none).
     ``bl_cache``: the base-level cache (``base_level_top``), float64[N, 3] or [0, 3].
     ``limit`` > 0: only the ``limit`` best are wanted; ``order`` then holds exactly the first
     ``limit`` positions of the full ranking, ``cand`` only the contenders the fusion had to

@@ -110,12 +110,11 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
                 for j in range(rtop_n[u]):
                     if cnt == k:
                         break
-                    e = rtop[u, j]
-                    w = np.float64(ew[e])
+                    w = rtop[u, j, 2]
                     if not (w >= w_floor):
                         break
                     top_w[cnt] = w
-                    top_v[cnt] = edst[e]
+                    top_v[cnt] = np.int64(rtop[u, j, 1])
                     cnt += 1
             else:
                 # gather the row's weights first: the loads are independent, so their cache

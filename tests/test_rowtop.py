@@ -3,7 +3,8 @@
 ``row_top_build``, and read by ``kernels.spread`` instead of scanning the row.
 
 The reference is a brute force over the edge arrays: every out-edge of the node to a
-non-tool target other than itself, sorted by (weight desc, target asc), the first ROW_TOP.
+non-tool target other than itself, sorted by (weight desc, target asc), the first ROW_TOP;
+each list entry is (edge, target, weight).
 Run once more with ``NUMBA_DISABLE_JIT=1`` (Makefile)."""
 
 import numpy as np
@@ -39,7 +40,11 @@ def assert_lists_exact(esrc, edst, ew, n_edges, kind, rtop, rtop_n):
     for u in range(rtop_n.shape[0]):
         if rtop_n[u] < 0:
             continue
-        assert rtop[u, : rtop_n[u]].tolist() == brute_row(esrc, edst, ew, n_edges, kind, u), u
+        got = rtop[u, : rtop_n[u]]
+        es = got[:, 0].astype(np.int64)
+        assert es.tolist() == brute_row(esrc, edst, ew, n_edges, kind, u), u
+        assert got[:, 1].tolist() == edst[es].tolist()  # targets and weights kept alongside
+        assert got[:, 2].tolist() == ew[es].astype(np.float64).tolist()
         checked += 1
     return checked
 
@@ -59,7 +64,7 @@ def test_the_fold_keeps_every_list_exact(work, data):
     the brute force, ties of saturated weights included."""
     n_nodes, n_sess, sess, res, time, kind = work
     state = State(n_nodes, n_sess, edges=4096, slots=8192, kind=kind)
-    rtop = np.zeros((n_nodes, K.ROW_TOP), np.int64)
+    rtop = np.zeros((n_nodes, K.ROW_TOP, 3))
     rtop_n = np.full(n_nodes, -1, np.int64)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(res)), max_size=4)))
     blocked = state.kind == KIND_TOOL
@@ -87,15 +92,15 @@ def test_equal_weights_order_by_target_and_a_heavier_edge_moves_up():
         state.deg[0] += 1
     state.n_edges[0] = 12
     K.rebuild_hash(state.esrc, state.edst, 12, state.hkeys, state.hslot)
-    rtop = np.zeros((13, K.ROW_TOP), np.int64)
+    rtop = np.zeros((13, K.ROW_TOP, 3))
     rtop_n = np.full(13, -1, np.int64)
     off, ln, order = csr_rows(state.esrc, 12, 13)
     row_top_build(off, ln, order, state.ew, state.edst, state.kind == KIND_TOOL, 0, rtop, rtop_n)
-    assert state.edst[rtop[0, : rtop_n[0]]].tolist() == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert rtop[0, : rtop_n[0], 1].astype(int).tolist() == [1, 2, 4, 5, 6, 7, 8, 9, 10, 11]
     K.fold_touches(np.zeros(2, np.int64), np.asarray([0, 12], np.int64), np.asarray([1.0, 2.0]),
                    0, *state.arrays(), rtop, rtop_n)
     assert state.ew[11] > 0.5
-    assert state.edst[rtop[0, : rtop_n[0]]].tolist() == [12, 1, 2, 4, 5, 6, 7, 8, 9, 10]
+    assert rtop[0, : rtop_n[0], 1].astype(int).tolist() == [12, 1, 2, 4, 5, 6, 7, 8, 9, 10]
 
 
 @SETTINGS
@@ -110,7 +115,7 @@ def test_spread_over_the_lists_equals_spread_over_the_rows(work, data):
     off, ln, order = csr_rows(state.esrc, ne, n_nodes)
     pool_dst = state.edst[order]
     blocked = state.kind == KIND_TOOL
-    rtop = np.zeros((n_nodes, K.ROW_TOP), np.int64)
+    rtop = np.zeros((n_nodes, K.ROW_TOP, 3))
     rtop_n = np.full(n_nodes, -1, np.int64)
     node = st.integers(0, n_nodes - 1)
     for _ in range(2):  # first call makes the lists, the second reads them
@@ -146,7 +151,7 @@ def test_the_engine_keeps_lists_through_folds_decay_and_reload():
         with_lists = K.rank_files(*args)
         no = list(args)
         at = next(i for i, x in enumerate(no) if x is s.rtop)
-        no[at], no[at + 1] = np.zeros((0, K.ROW_TOP), np.int64), np.zeros(0, np.int64)
+        no[at], no[at + 1] = np.zeros((0, K.ROW_TOP, 3)), np.zeros(0, np.int64)
         plain = K.rank_files(*no)
         for a, b in zip(with_lists, plain):
             np.testing.assert_array_equal(a, b)
