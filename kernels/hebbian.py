@@ -303,6 +303,12 @@ def row_top_offer(rtop, rtop_n, ew, edst, u, e):
             rtop_n[u] = cnt + 1
         else:
             pos = cnt - 1  # the tail drops out
+    _settle(rtop, u, pos, e, v, w)
+
+
+@jit
+def _settle(rtop, u, pos, e, v, w):
+    """Put (e, v, w) at ``pos`` of u's list or above it, shifting lighter entries down."""
     while pos > 0 and _heavier(w, v, rtop[u, pos - 1, 2], rtop[u, pos - 1, 1]):
         rtop[u, pos, 0] = rtop[u, pos - 1, 0]
         rtop[u, pos, 1] = rtop[u, pos - 1, 1]
@@ -332,14 +338,7 @@ def row_top_build(adj_off, adj_len, pool_e, ew, edst, is_blocked, u, rtop, rtop_
             pos = cnt - 1
         else:
             continue
-        while pos > 0 and _heavier(w, v, rtop[u, pos - 1, 2], rtop[u, pos - 1, 1]):
-            rtop[u, pos, 0] = rtop[u, pos - 1, 0]
-            rtop[u, pos, 1] = rtop[u, pos - 1, 1]
-            rtop[u, pos, 2] = rtop[u, pos - 1, 2]
-            pos -= 1
-        rtop[u, pos, 0] = e
-        rtop[u, pos, 1] = v
-        rtop[u, pos, 2] = w
+        _settle(rtop, u, pos, e, v, w)
     rtop_n[u] = cnt
 
 

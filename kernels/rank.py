@@ -280,8 +280,17 @@ def base_level_top(files, hist, hist_len, last, now, k, prune, cache):
     ``[S(T) sqrt(x / (x + d)), S(T)]`` and only files whose upper bound reaches the k-th best
     lower bound are computed. Without a cache the bound is ``ln(c / sqrt(age_last))``
     against ``ln(1 / sqrt(age_last))`` (``c`` the accesses kept)."""
-    if prune and cache.shape[0] > 0:
-        return _base_level_top_cached(files, hist, hist_len, last, now, k, cache)
+    if prune and cache.shape[0] > 0:  # the order from the bounds, then exact values
+        ids = base_level_ids(files, hist, hist_len, last, now, k, prune, cache)
+        bl = np.empty(ids.shape[0], np.float64)
+        base_level(hist, hist_len, ids, now, bl)
+        return ids, bl
+    return _base_level_top_plain(files, hist, hist_len, last, now, k, prune)
+
+
+@jit
+def _base_level_top_plain(files, hist, hist_len, last, now, k, prune):
+    """``base_level_top`` without a cache."""
     width = hist.shape[1]
     n = files.shape[0]
     n_acc = 0
@@ -327,12 +336,12 @@ def base_level_ids(files, hist, hist_len, last, now, k, prune, cache):
     runs of overlapping intervals; a run of one is placed by its bounds, a longer run is
     computed exactly and sorted. Recall uses only the order of this channel."""
     if not (prune and cache.shape[0] > 0):
-        return base_level_top(files, hist, hist_len, last, now, k, prune, cache)[0]
+        return _base_level_top_plain(files, hist, hist_len, last, now, k, prune)[0]
     width = hist.shape[1]
     n = files.shape[0]
     lo, hi, exact, n_acc = _bl_bounds(files, hist, hist_len, last, now, cache)
-    if n_acc <= k:
-        return base_level_top(files, hist, hist_len, last, now, k, prune, cache)[0]
+    if n_acc <= k:  # every file with an access is in, then the rest by id
+        return _base_level_top_plain(files, hist, hist_len, last, now, k, False)[0]
     kth = -np.partition(-lo, k - 1)[k - 1]
     n_c = 0
     cj = np.empty(n, np.int64)
@@ -416,34 +425,6 @@ def _bl_bounds(files, hist, hist_len, last, now, cache):
             hi[j] = s
             exact[j] = True
     return lo, hi, exact, n_acc
-
-
-@jit
-def _base_level_top_cached(files, hist, hist_len, last, now, k, cache):
-    width = hist.shape[1]
-    n = files.shape[0]
-    lo, hi, exact, n_acc = _bl_bounds(files, hist, hist_len, last, now, cache)
-    if n_acc <= k:  # every file with an access is in, then the rest by id
-        bl = np.empty(n, np.float64)
-        base_level(hist, hist_len, files, now, bl)
-        return top_k(files, bl, k)
-    kth = np.partition(-lo, k - 1)[k - 1]  # minus the k-th best lower bound (> 0)
-    n_cand = 0
-    cand = np.empty(n, np.int64)
-    bl = np.empty(n, np.float64)
-    for j in range(n):
-        if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= -kth:
-            f = files[j]
-            if exact[j]:
-                s = lo[j]
-            else:
-                s = bl_sum(hist, f, min(hist_len[f], width), now)
-                cache[f, 0] = s
-                cache[f, 1] = now
-            cand[n_cand] = f
-            bl[n_cand] = math.log(s)
-            n_cand += 1
-    return top_k(cand[:n_cand], bl[:n_cand], k)
 
 
 @jit
