@@ -34,6 +34,7 @@ share for lexical, 1 otherwise); confidence ``S / s_max``; results with confiden
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -514,7 +515,7 @@ NEED_MAX = 48  # contenders ranked exactly by counting before the lists are deep
 
 @jit
 def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k, s_max,
-              min_conf):
+              min_conf, deep_dense, lex_sorted, lex_rank, slot):
     """The exact ``limit`` best of the fusion without ranking every reached file.
 
     ``lists[c]``: complete rankings (ids best first) of the snippet, frequency, recency and
@@ -525,7 +526,16 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
     file in no list gets at most the sum of those bounds. With the limit-th best lower bound
     above that, and every contender whose upper bound reaches it ranked exactly, the top
     ``limit`` is certain; otherwise R grows fourfold. Same outputs as the full fusion,
-    restricted to the contenders left (module doc)."""
+    restricted to the contenders left (module doc).
+
+    Optional inputs that save passes over every resource (zero-length arrays: none):
+    ``deep_dense[c]`` the deep channel's scores as a dense array (read only; else one is
+    built when needed); ``lex_sorted`` and ``lex_rank`` the whole lexical ranking (ids best
+    first) and every resource's 1-based rank in it (0: not matched), which make lexical
+    ranks exact without counting; ``slot`` int64[n_res] all -1 (left so on return)."""
+    exact_lex = lex_rank.shape[0] > 0
+    if slot.shape[0] < n_res:
+        slot = np.full(n_res, -1, np.int64)
     max_n = 0
     for c in DEEP:
         if present[c]:
@@ -539,7 +549,11 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
             if not present[c]:
                 continue
             is_deep = c == LEXICAL or c == ASSOCIATIVE or c == RECURRENCE
-            if is_deep:
+            if c == LEXICAL and exact_lex:
+                ids = lex_sorted[: min(R, lex_sorted.shape[0])]
+                tops[c] = ids
+                complete[c] = ids.shape[0] == lex_sorted.shape[0]
+            elif is_deep:
                 ids, _ = top_k(deep_ids[c], deep_sc[c], min(R, deep_ids[c].shape[0]))
                 tops[c] = ids
                 complete[c] = ids.shape[0] == deep_ids[c].shape[0]
@@ -549,7 +563,6 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
         total = 0
         for c in range(N_CHANNELS):
             total += depth[c]
-        slot = np.full(n_res, -1, np.int64)
         cid = np.empty(total, np.int64)
         rk = np.zeros((N_CHANNELS, total), np.int64)
         n_c = 0
@@ -570,7 +583,10 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
         unknown = np.zeros(n_c, np.bool_)
         dense = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
         for c in DEEP:
-            if present[c] and not complete[c]:
+            if present[c] and not complete[c] and not (c == LEXICAL and exact_lex):
+                if deep_dense[c].shape[0] >= n_res:
+                    dense[c] = deep_dense[c]
+                    continue
                 d = np.zeros(n_res, np.float64)
                 ids = deep_ids[c]
                 sc = deep_sc[c]
@@ -584,6 +600,11 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
                     continue
                 g = share[i] if c == LEXICAL else 1.0
                 r = rk[c, s]
+                if r == 0 and c == LEXICAL and exact_lex:
+                    r = lex_rank[i]
+                    rk[c, s] = r
+                    if r == 0:
+                        continue
                 if r > 0:
                     term = lam[c] * g / (rrf_k + r)
                     lb[s] += term
@@ -603,6 +624,8 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
                 open_out = True
         certain = not open_out or out_ub < theta or out_ub / s_max < min_conf
         if not certain:
+            for s in range(n_c):
+                slot[cid[s]] = -1
             R *= 4
             continue
         n_live = 0
@@ -615,12 +638,14 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
                 if unknown[s]:
                     n_need += 1
         if n_need > NEED_MAX and R < max_n:
+            for s in range(n_c):
+                slot[cid[s]] = -1
             R *= 4
             continue
         live = live[:n_live]
         if n_need:
             for c in DEEP:
-                if not present[c] or complete[c]:
+                if not present[c] or complete[c] or (c == LEXICAL and exact_lex):
                     continue
                 d = dense[c]
                 q_i = np.empty(n_need, np.int64)
@@ -652,6 +677,8 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
                     ranks[c, j] = rk[c, s]
             if present[LEXICAL]:
                 gam[LEXICAL, j] = share[cand[j]]
+        for s in range(n_c):
+            slot[cid[s]] = -1
         scores, order = _fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit)
         return cand, scores, order, ranks
 
@@ -693,22 +720,31 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
                n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
                hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
                snip_scores, use, lam, rrf_k, s_max, min_conf, edst, rtop, rtop_n, bl_cache,
-               limit):
+               limit, tl=None):
     """``rank_files`` given the lexical channel's ``bm25_scores`` (read only): a caller that
     knows the postings did not change since it last scored the same query (the replay,
-    within a task) passes the same scores again instead of rescanning the postings."""
+    within a task) passes the same scores again instead of rescanning the postings.
+
+    ``tl`` (:data:`TaskLists`, only with ``limit`` > 0): what a caller that ranks the same
+    query over and over (the replay, within a task) keeps up to date instead of letting
+    every call scan every file: the whole lexical ranking, the frequency and recency
+    lists, a subset of ``files`` sure to hold the base-level top ``top_n``, scratch.
+    The results are the same (``TaskLists``)."""
     n_res = in_proj.shape[0]
     present = np.zeros(N_CHANNELS, np.bool_)
     ch_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
     parent = np.full(n_res, -1, np.int64)
     empty_i = np.zeros(0, np.int64)
 
-    if limit > 0:  # the seeds only
+    if limit > 0 and tl is not None:
+        lex_sorted, lex_sorted_sc = tl.lex_sorted, tl.lex_sorted_sc
+    elif limit > 0:  # the seeds only
         lex_sorted, lex_sorted_sc = top_k(lex_ids, lex_sc, min(n_seeds, lex_ids.shape[0]))
     else:
         lex_sorted, lex_sorted_sc = _sorted_desc(lex_ids, lex_sc)
     deep_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
     deep_sc = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
+    deep_dense = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
     win_files = 0
     for j in range(window.shape[0]):
         if in_proj[window[j]]:
@@ -738,6 +774,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         if ids.shape[0]:
             deep_ids[ASSOCIATIVE] = ids
             deep_sc[ASSOCIATIVE] = sc
+            deep_dense[ASSOCIATIVE] = act
             if limit <= 0:
                 ch_ids[ASSOCIATIVE] = _sorted_desc(ids, sc)[0]
             present[ASSOCIATIVE] = True
@@ -749,15 +786,24 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         present[SNIPPET] = True
 
     if use[FREQUENCY]:
-        ids, _ = top_k(files, n[files].astype(np.float64), top_n)
+        if limit > 0 and tl is not None:
+            ids = tl.lists[0, : tl.list_n[0]].copy()
+        else:
+            ids, _ = top_k(files, n[files].astype(np.float64), top_n)
         ch_ids[FREQUENCY] = ids
         present[FREQUENCY] = True
     if use[RECENCY]:
-        ids, _ = top_k(files, last[files], top_n)
+        if limit > 0 and tl is not None:
+            ids = tl.lists[1, : tl.list_n[1]].copy()
+        else:
+            ids, _ = top_k(files, last[files], top_n)
         ch_ids[RECENCY] = ids
         present[RECENCY] = True
     if use[BASE_LEVEL]:
-        ids = base_level_ids(files, hist, hist_len, last, now, top_n, prune_base_level,
+        bl_files = files
+        if limit > 0 and tl is not None and tl.list_n[2] >= 0:
+            bl_files = tl.bl_files[: tl.list_n[2]]
+        ids = base_level_ids(bl_files, hist, hist_len, last, now, top_n, prune_base_level,
                              bl_cache)
         ch_ids[BASE_LEVEL] = ids
         present[BASE_LEVEL] = True
@@ -779,16 +825,23 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
             if ids.shape[0]:
                 deep_ids[RECURRENCE] = ids
                 deep_sc[RECURRENCE] = sc
+                deep_dense[RECURRENCE] = best
                 if limit <= 0:
                     ch_ids[RECURRENCE] = _sorted_desc(ids, sc)[0]
                 present[RECURRENCE] = True
 
+    if limit > 0 and tl is not None:
+        cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
+                                               tl.share_d, n_res, lam, rrf_k, s_max, min_conf,
+                                               deep_dense, tl.lex_sorted, tl.lex_rank, tl.slot)
+        return 1, cand, scores, order, ranks, present, parent
     if limit > 0:
         share_d = np.zeros(n_res, np.float64)
         for j in range(lex_ids.shape[0]):
             share_d[lex_ids[j]] = share[j]
         cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
-                                               share_d, n_res, lam, rrf_k, s_max, min_conf)
+                                               share_d, n_res, lam, rrf_k, s_max, min_conf,
+                                               deep_dense, empty_i, empty_i, empty_i)
         return 1, cand, scores, order, ranks, present, parent
 
     # candidates: the union, ascending
@@ -819,3 +872,138 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
             gam[LEXICAL, pos[lex_ids[j]]] = share[j]
     scores, order = _fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, 0)
     return 1, cand, scores, order, ranks, present, parent
+
+
+TaskLists = namedtuple("TaskLists", (
+    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot"))
+TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
+the state changes a little between calls (the replay, event by event within a task).
+
+- ``lex_sorted``, ``lex_sorted_sc``: every lexical match, best first (``task_lex``);
+  ``lex_rank`` int64[N] each resource's 1-based rank there (0: no match) and ``share_d``
+  float64[N] its matched share; so the lexical ranks of the fusion's contenders are exact
+  without counting, and the seeds need no selection.
+- ``lists`` int64[2, top_n]: the frequency and recency channels' lists, ``list_n[0:2]``
+  their lengths; ``bl_files``: ascending files, the first ``list_n[2]`` of which are sure
+  to hold the base-level top ``top_n`` until the horizon given to ``task_lists``
+  (``list_n[2]`` -1: use every file). ``task_touch`` keeps all three exact after each event.
+- ``slot`` int64[N] all -1: the fusion's scratch.
+"""
+
+
+@jit
+def task_lists(files, n, last, hist, hist_len, t0, t1, top_n, prune, cache, n_res, cap):
+    """``(lists, list_n, bl_files, slot, lex_rank, share_d)`` of :data:`TaskLists` for the
+    candidate ``files`` (ascending) at time ``t0``, with the base-level subset valid for
+    any ``now`` in ``[t0, t1]`` while only touched files (``task_touch``) gain accesses.
+
+    Base-level subset: from the cache's bounds at ``t0`` (``_bl_bounds``), each file's sum
+    at ``t1`` is at least ``lo(t0) sqrt(x / (x + d))`` (``x`` its newest access's age at
+    ``t0``, at least a minute; ``d = t1 - t0`` in hours) and at any time in between at
+    most ``hi(t0)``; files whose upper bound is below the ``top_n``-th best such lower
+    bound never reach the top (touched files only gain and are added). ``cap``: room for
+    files added later."""
+    lists = np.full((2, max(top_n, 1)), -1, np.int64)
+    list_n = np.full(3, -1, np.int64)
+    ids, _ = top_k(files, n[files].astype(np.float64), top_n)
+    lists[0, : ids.shape[0]] = ids
+    list_n[0] = ids.shape[0]
+    ids, _ = top_k(files, last[files], top_n)
+    lists[1, : ids.shape[0]] = ids
+    list_n[1] = ids.shape[0]
+    bl_files = np.empty(files.shape[0] + cap, np.int64)
+    if prune and cache.shape[0] > 0 and top_n > 0:
+        lo, hi, _, n_acc = _bl_bounds(files, hist, hist_len, last, t0, cache)
+        if n_acc > top_n:
+            d = max(t1 - t0, 0.0) / SECONDS_PER_HOUR
+            lo1 = lo.copy()
+            for j in range(files.shape[0]):
+                f = files[j]
+                if lo[j] > 0.0:
+                    x = max((t0 - last[f]) / SECONDS_PER_HOUR, MIN_AGE_HOURS)
+                    lo1[j] = lo[j] * math.sqrt(x / (x + d))
+            kth = -np.partition(-lo1, top_n - 1)[top_n - 1]
+            c = 0
+            for j in range(files.shape[0]):
+                if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= kth:
+                    bl_files[c] = files[j]
+                    c += 1
+            list_n[2] = c
+    slot = np.full(n_res, -1, np.int64)
+    return lists, list_n, bl_files, slot, np.zeros(n_res, np.int64), np.zeros(n_res)
+
+
+@jit
+def task_lex(lex_ids, lex_sc, share, old_sorted, lex_rank, share_d):
+    """The lexical part of :data:`TaskLists` for new ``bm25_scores``: clears the previous
+    ranking's entries (``old_sorted``) from the dense arrays and fills them anew; returns
+    ``(lex_sorted, lex_sorted_sc)``."""
+    for j in range(old_sorted.shape[0]):
+        lex_rank[old_sorted[j]] = 0
+        share_d[old_sorted[j]] = 0.0
+    srt, srt_sc = _sorted_desc(lex_ids, lex_sc)
+    for p in range(srt.shape[0]):
+        lex_rank[srt[p]] = p + 1
+    for j in range(lex_ids.shape[0]):
+        share_d[lex_ids[j]] = share[j]
+    return srt, srt_sc
+
+
+@jit
+def _list_drop(lists, list_n, li, r):
+    """Take ``r`` out of ``lists[li]`` if it is there."""
+    cnt = list_n[li]
+    row = lists[li]
+    for j in range(cnt):
+        if row[j] == r:
+            for q in range(j, cnt - 1):
+                row[q] = row[q + 1]
+            list_n[li] = cnt - 1
+            return
+
+
+@jit
+def _list_put(lists, list_n, li, keys, r, kmax):
+    """Put ``r`` where it goes in ``lists[li]`` (sorted by ``keys`` desc, id asc, at most
+    ``kmax``; the rest of the list must be in order), if it makes the cut."""
+    _list_drop(lists, list_n, li, r)
+    cnt = list_n[li]
+    row = lists[li]
+    kr = keys[r]
+    p = cnt
+    while p > 0 and (keys[row[p - 1]] < kr or (keys[row[p - 1]] == kr and row[p - 1] > r)):
+        p -= 1
+    if p < kmax:
+        end = min(cnt, kmax - 1)
+        for q in range(end, p, -1):
+            row[q] = row[q - 1]
+        row[p] = r
+        list_n[li] = end + 1
+
+
+@jit
+def task_touch(lists, list_n, bl_files, n, last, rs, top_n):
+    """Candidate files ``rs`` were touched (their counts and last accesses grew; every other
+    file's stayed) or joined the candidates: update the frequency and recency lists (all
+    of ``rs`` out first, so the rest is in order, then each back where it goes) and add
+    them to the base-level subset (kept ascending)."""
+    if top_n <= 0:
+        return
+    for li in range(2):
+        for r in rs:
+            _list_drop(lists, list_n, li, r)
+    for r in rs:
+        _list_put(lists, list_n, 0, n, r, top_n)
+        _list_put(lists, list_n, 1, last, r, top_n)
+    c = list_n[2]
+    if c < 0:
+        return
+    for r in rs:
+        p = np.searchsorted(bl_files[:c], r)
+        if p < c and bl_files[p] == r:
+            continue
+        for q in range(c, p, -1):
+            bl_files[q] = bl_files[q - 1]
+        bl_files[p] = r
+        c += 1
+    list_n[2] = c

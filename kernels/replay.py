@@ -33,7 +33,7 @@ from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
 from .hebbian import RESERVE, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel
-from .rank import bm25_scores, rank_lexed
+from .rank import TaskLists, bm25_scores, rank_lexed, task_lex, task_lists, task_touch
 from .table import table_add
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
@@ -133,6 +133,14 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     # the lexical channel's scores of the task's query, until a context term is added
     lex_key = -1
     lex_ids, lex_sc, lex_share = no_i, no_f, no_f
+    # what every ranking of this task shares, kept exact event by event (rank.TaskLists)
+    n_cur = np.searchsorted(P.files, n_res)
+    t0 = enc.ev_time[start] if start < n_events else 0.0
+    t1 = enc.ev_time[n_events - 1] if n_events else 0.0
+    lists, list_n, bl_files, slot, lex_rank, share_d = task_lists(
+        P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, S.top_n, S.in_order,
+        E.bl_cache, P.in_proj.shape[0], P.files.shape[0] - n_cur + 1)
+    lex_sorted, lex_sorted_sc = no_i, no_f
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
@@ -197,6 +205,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         lex_ids, lex_sc, lex_share = bm25_scores(
                             tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj,
                             E.doclen, post, P.in_proj.shape[0])
+                        lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share,
+                                                             lex_sorted, lex_rank, share_d)
                         lex_key = n_known * (P.files.shape[0] + 1) + n_files
                     window = E.win[sid, : E.win_len[sid]]
                     n_win = 0
@@ -218,7 +228,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         E.m[:n_res], E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor,
                         S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, S.top_n,
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
-                        S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit)
+                        S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
+                        TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
+                                  bl_files, slot))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):
@@ -260,6 +272,20 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             lex_key = -1
         n_res = enc.n_res_after[i]
         n_terms = enc.n_terms_after[i]
+        n_now = np.searchsorted(P.files, n_res)
+        moved = np.empty(hi - lo + n_now - n_cur, np.int64)
+        c = 0
+        for q in range(lo, hi):
+            r = enc.tch_res[q]
+            if r < P.in_proj.shape[0] and P.in_proj[r]:
+                moved[c] = r
+                c += 1
+        for j in range(n_cur, n_now):  # candidates that joined (touched, so already in)
+            moved[c] = P.files[j]
+            c += 1
+        if c:
+            task_touch(lists, list_n, bl_files, E.n, E.last, moved[:c], S.top_n)
+        n_cur = n_now
 
         # --- and into the baselines
         bs = P.bl_sess[i]

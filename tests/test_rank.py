@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from brainbox import kernels as K
 from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
-from brainbox.state import State
+from brainbox.state import FILE, State
 from brainbox.workload import WORDS, normalized
 
 try:
@@ -374,10 +374,14 @@ def _fuse_reference(present, lists, deep, share, lam, rrf_k, s_max, min_conf):
 @given(seed=st.integers(0, 10_000), n=st.sampled_from([30, 300, 3000]),
        levels=st.sampled_from([3, 50, 10_000]), limit=st.sampled_from([1, 10, 50, 400]),
        lam_deep=st.sampled_from([0.2, 4.0, 30.0]), min_conf=st.sampled_from([0.0, 0.05, 0.3]),
-       on=st.lists(st.booleans(), min_size=7, max_size=7))
-def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf, on):
+       on=st.lists(st.booleans(), min_size=7, max_size=7), given_lex=st.booleans(),
+       given_dense=st.booleans())
+def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf, on,
+                                      given_lex, given_dense):
     """The threshold fusion against full ranking on random channels: many ties (few score
-    levels), deep channels much heavier than the listed ones or much lighter, floors."""
+    levels), deep channels much heavier than the listed ones or much lighter, floors; with
+    and without the whole lexical ranking given (exact lexical ranks, as the replay passes
+    them) and the deep channels' dense scores."""
     from brainbox.kernels.rank import _fuse_top
 
     rng = np.random.default_rng(seed)
@@ -403,8 +407,24 @@ def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf
     best, score, ranks = _fuse_reference(present, lists, deep, share, lam, 20.0, s_max, min_conf)
     from numba.typed import List
 
+    none_i = np.zeros(0, np.int64)
+    dense = [np.zeros(0) for _ in range(7)]
+    if given_dense:
+        for c in (1, 6):
+            dense[c] = np.zeros(n)
+            dense[c][deep_ids[c]] = deep_sc[c]
+    lex_sorted, lex_rank, slot = none_i, none_i, none_i
+    if given_lex:
+        ids, sc = deep_ids[0], deep_sc[0]
+        lex_sorted = ids[np.lexsort((ids, -sc))]
+        lex_rank = np.zeros(n, np.int64)
+        lex_rank[lex_sorted] = np.arange(1, lex_sorted.size + 1)
+        slot = np.full(n, -1, np.int64)
     cand, scores, order, rk = _fuse_top(limit, present, List(lists), List(deep_ids),
-                                        List(deep_sc), share, n, lam, 20.0, s_max, min_conf)
+                                        List(deep_sc), share, n, lam, 20.0, s_max, min_conf,
+                                        List(dense), lex_sorted, lex_rank, slot)
+    if given_lex:
+        assert (slot == -1).all()  # the scratch is left as it was given
     top = best[:limit]
     assert cand[order].tolist() == top
     assert scores[order].tolist() == [score[i] for i in top]
@@ -425,3 +445,106 @@ def test_top_k_matches_a_full_sort(seed, n, k, levels):
     want = RR.top_k(ids, sc, k)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("seed,query,gap", [(3, "fix the auth login bug in auth", 0.0),
+                                            (4, "cache report", 7200.0),
+                                            (5, "zzz", 0.0)])
+def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
+    """The replay's per-task lists (``rank.TaskLists``: whole lexical ranking, frequency and
+    recency lists kept by ``task_touch``, base-level subset for the task's horizon) give
+    every event of a task the same first results as a call that scans everything."""
+    from brainbox.kernels.rank import TaskLists, task_lex, task_lists, task_touch
+
+    evs = normalized(events=4000, files=800, sessions=60, projects=1, seed=seed)
+    head, task = evs[:3850], evs[3850:]
+    for e in task:
+        e["at"] = e["at"] + gap
+    s = State()
+    s.fold(head)
+    whole = State()
+    whole.fold(evs)
+    cap = whole.n_res + 8
+    index = Index(s)
+    project = evs[0]["project"]
+    session = task[0]["session"]
+    args = list(rank_args(index, query, project=project, session=session,
+                          now=task[0]["at"], limit=10))
+    files = args[ARG["files"]]
+    lists, list_n, bl_files, slot, lex_rank, share_d = K.rank.task_lists(
+        files, s.n, s.last, s.hist, s.hist_len, task[0]["at"], task[-1]["at"], 100,
+        s.in_order, s.bl_cache, cap, 200)
+    assert list_n[2] >= 100 and list_n[2] < files.size  # a true subset for base level
+    known = set(files.tolist())
+    lex_sorted, lex_sc = np.zeros(0, np.int64), np.zeros(0)
+    compared = 0
+    for e in task:
+        args = list(rank_args(index, query, project=project, session=session, now=e["at"],
+                              limit=10))
+        files = args[ARG["files"]]
+        joined = sorted(set(files.tolist()) - known)
+        task_touch(lists, list_n, bl_files, s.n, s.last, np.asarray(joined, np.int64), 100)
+        known |= set(files.tolist())
+        tids, nq, mt, _, in_proj, doclen, post = args[:7]
+        lex_ids, lex_s, share = K.bm25_scores(tids, nq, mt, files, in_proj, doclen, post,
+                                              in_proj.shape[0])
+        lex_sorted, lex_sc = task_lex(lex_ids, lex_s, share, lex_sorted, lex_rank, share_d)
+        # the lists themselves against a fresh selection (an event touches several files)
+        np.testing.assert_array_equal(lists[0, : list_n[0]],
+                                      RR.top_k(files, s.n[files].astype(float), 100)[0])
+        np.testing.assert_array_equal(lists[1, : list_n[1]],
+                                      RR.top_k(files, s.last[files], 100)[0])
+        bl_top = K.base_level_top(files, s.hist, s.hist_len, s.last, e["at"], 100, False,
+                                  np.zeros((0, 3)))[0]
+        assert set(bl_top.tolist()) <= set(bl_files[: list_n[2]].tolist())
+        tl = TaskLists(lex_sorted, lex_sc, lex_rank, share_d, lists, list_n, bl_files, slot)
+        rest = args[7:]
+        want = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest)
+        got = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest, tl)
+        assert_same_ranking(got, want, 10)
+        compared += bool(want[0])
+        s.fold([e])
+        index.refresh()
+        touched = [s.res_index[(FILE, project, f)] for f in e.get("files") or ()
+                   if (FILE, project, f) in s.res_index]
+        task_touch(lists, list_n, bl_files, s.n, s.last, np.asarray(touched, np.int64), 100)
+    assert compared > 100
+    assert (slot == -1).all()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n_files=st.integers(1, 300), k=st.sampled_from([1, 5, 100]),
+       levels=st.sampled_from([2, 5, 1000]), batch=st.integers(1, 6))
+def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
+    """Frequency and recency lists kept by ``task_touch`` equal a fresh ``top_k`` after every
+    batch of touched files (several at once, with many equal counts and times), and the
+    base-level subset gains exactly the touched files."""
+    from brainbox.kernels.rank import task_lists, task_touch
+
+    rng = np.random.default_rng(seed)
+    n_res = n_files + 20
+    files = np.sort(rng.choice(n_res, n_files, replace=False)).astype(np.int64)
+    n = np.zeros(n_res, np.int64)
+    last = np.zeros(n_res)
+    n[files] = rng.integers(0, levels, n_files)
+    last[files] = rng.integers(0, levels, n_files).astype(float)
+    hist = np.zeros((n_res, 50))
+    hist_len = np.zeros(n_res, np.int64)
+    lists, list_n, bl_files, slot, _, _ = task_lists(files, n, last, hist, hist_len, 0.0, 1.0,
+                                                     k, False, np.zeros((0, 3)), n_res, 1)
+    assert list_n[2] == -1  # no pruning asked: every file is a base-level candidate
+    list_n[2] = 0  # follow the subset from empty: it gains the touched files
+    added = set()
+    now = float(levels)
+    for _ in range(20):
+        rs = rng.choice(files, min(batch, n_files), replace=False)
+        rs = np.concatenate([rs, rs[:1]])  # a file touched twice in one event
+        n[rs] += 1
+        now += float(rng.integers(0, 2))  # equal times too
+        last[rs] = now
+        task_touch(lists, list_n, bl_files, n, last, rs.astype(np.int64), k)
+        added |= set(rs.tolist())
+        np.testing.assert_array_equal(lists[0, : list_n[0]],
+                                      RR.top_k(files, n[files].astype(float), k)[0])
+        np.testing.assert_array_equal(lists[1, : list_n[1]], RR.top_k(files, last[files], k)[0])
+        assert bl_files[: list_n[2]].tolist() == sorted(added)
