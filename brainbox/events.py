@@ -38,6 +38,7 @@ MAX_ARGS = 1000
 MAX_FILES = 100
 
 _ROOT_CACHE: dict[str, str] = {}
+_NORM_CACHE: dict[str, str] = {}
 
 
 class EventError(ValueError):
@@ -49,8 +50,12 @@ def _text(value, limit: int) -> str | None:
         return None
     if not isinstance(value, str):
         value = str(value)
-    # Drop lone surrogates (non-UTF-8 bytes decoded with surrogateescape) and NULs.
-    value = value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    # Drop lone surrogates (non-UTF-8 bytes decoded with surrogateescape) and NULs; an
+    # ASCII string has no surrogate, so it skips the round trip (most text, replay speed).
+    if not value.isascii():
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    if "\x00" in value:
+        value = value.replace("\x00", "")
     return value[:limit] if value else None
 
 
@@ -74,6 +79,17 @@ def project_root(cwd: str) -> str:
     return root
 
 
+def _normpath(path: str) -> str:
+    """``posixpath.normpath``, remembered: a replay normalises the same few roots and
+    working directories for every event."""
+    hit = _NORM_CACHE.get(path)
+    if hit is None:
+        if len(_NORM_CACHE) > 4096:
+            _NORM_CACHE.clear()
+        hit = _NORM_CACHE[path] = posixpath.normpath(path)
+    return hit
+
+
 def relative_path(path: str, cwd: str, root: str) -> str | None:
     """Project-relative POSIX path of `path`, or None when it lies outside `root`."""
     if not path or not isinstance(path, str):
@@ -84,7 +100,7 @@ def relative_path(path: str, cwd: str, root: str) -> str | None:
     if not path:
         return None
     full = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
-    root = posixpath.normpath(root)
+    root = _normpath(root)
     if full == root:
         return None
     prefix = root if root.endswith("/") else root + "/"
@@ -127,9 +143,9 @@ def normalize(raw: dict) -> dict:
     if not session:
         raise EventError("missing 'session'")
     cwd = _text(raw.get("cwd"), 4096) or os.getcwd()
-    cwd = posixpath.normpath(cwd.replace("\\", "/"))
+    cwd = _normpath(cwd.replace("\\", "/"))
     project = _text(raw.get("project"), 4096)
-    project = posixpath.normpath(project) if project else project_root(cwd)
+    project = _normpath(project) if project else project_root(cwd)
     if project and not project.startswith("/"):
         project = posixpath.normpath(posixpath.join(cwd, project))
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brainbox import BrainboxError
 from brainbox.memory import Memory
@@ -154,3 +156,15 @@ def test_secrets_are_redacted_before_storage(tmp_path):
     assert secret.encode() not in (tmp_path / "b.db").read_bytes()
     wal = tmp_path / "b.db-wal"
     assert not wal.exists() or secret.encode() not in wal.read_bytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=()), max_size=40)
+       | st.text(alphabet="ab/\x00 .", max_size=40), st.integers(1, 50))
+def test_event_text_cleaning_matches_its_definition(value, limit):
+    """``events._text`` (with its ASCII fast path) equals the plain definition: lone
+    surrogates replaced through UTF-8, NULs dropped, cut to ``limit``, empty as None."""
+    from brainbox.events import _text
+
+    plain = value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    assert _text(value, limit) == (plain[:limit] if plain else None)
