@@ -452,11 +452,25 @@ def _beats(s_a, i_a, s_b, i_b):
     return s_a > s_b or (s_a == s_b and i_a < i_b)
 
 
+DIRECT_COUNT = 8  # _ranks_of counts item by item up to this many items
+
+
 @jit
 def _ranks_of(ids, sc, q_ids, q_sc):
     """1-based ranks of the items (q_ids, q_sc) within the channel (ids, sc), each item
-    one of the channel's: one pass over the channel, a binary search each."""
+    one of the channel's: one pass over the channel, a binary search each; for a few
+    items, a plain count per item (branch-free, so the compiler vectorises it)."""
     m = q_ids.shape[0]
+    if m <= DIRECT_COUNT:
+        out = np.empty(m, np.int64)
+        for a in range(m):
+            qs = q_sc[a]
+            qi = q_ids[a]
+            c = 0
+            for j in range(ids.shape[0]):
+                c += (sc[j] > qs) | ((sc[j] == qs) & (ids[j] < qi))
+            out[a] = c + 1
+        return out
     o = np.empty(m, np.int64)
     # the queried items best first (a few dozen: insertion sort)
     for a in range(m):
@@ -811,13 +825,21 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     if use[RECURRENCE] and window.shape[0]:
         best = np.zeros(n_res, np.float64)
         hit = False
+        row_w = np.empty(256, ew.dtype)
         for j in range(max(0, window.shape[0] - recurrence_from), window.shape[0]):
             u = window[j]
             lo = adj_off[u]
-            for q in range(lo, lo + adj_len[u]):
-                v = pool_dst[q]
+            deg = adj_len[u]
+            # the row's weights gathered first: independent loads, so their cache misses
+            # overlap (as in ``spread``)
+            if deg > row_w.shape[0]:
+                row_w = np.empty(2 * deg, ew.dtype)
+            for q in range(deg):
+                row_w[q] = ew[pool_e[lo + q]]
+            for q in range(deg):
+                v = pool_dst[lo + q]
                 if in_proj[v]:
-                    w = np.float64(ew[pool_e[q]])
+                    w = np.float64(row_w[q])
                     best[v] = max(best[v], w)
                     hit = True
         if hit:

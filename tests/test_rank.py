@@ -548,3 +548,22 @@ def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
                                       RR.top_k(files, n[files].astype(float), k)[0])
         np.testing.assert_array_equal(lists[1, : list_n[1]], RR.top_k(files, last[files], k)[0])
         assert bl_files[: list_n[2]].tolist() == sorted(added)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 2000), m=st.integers(1, 40),
+       levels=st.sampled_from([1, 3, 1000]))
+def test_ranks_of_counts_like_a_sort(seed, n, m, levels):
+    """``_ranks_of`` (a count per item for a few items, binary searches for more) gives each
+    queried item its 1-based rank in the channel sorted by score, then lower id."""
+    from brainbox.kernels.rank import _ranks_of
+
+    rng = np.random.default_rng(seed)
+    ids = np.sort(rng.choice(5 * n, n, replace=False)).astype(np.int64)
+    sc = rng.integers(1, levels + 1, n).astype(np.float64)
+    pick = rng.choice(n, min(m, n), replace=False)
+    order = np.lexsort((ids, -sc))
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(1, n + 1)
+    got = _ranks_of(ids, sc, ids[pick].copy(), sc[pick].copy())
+    np.testing.assert_array_equal(got, rank[pick])
