@@ -454,7 +454,9 @@ class RandomRanks:
             u = _uniforms(self.key, self.steps + 1, self.k + self.EXTRA)
             idx = (u * n_universe).astype(np.int64)
             head = np.sort(idx[:, :k], axis=1)
-            self.distinct = (np.diff(head, axis=1) != 0).all(axis=1).tolist()
+            self.distinct_mask = (np.diff(head, axis=1) != 0).all(axis=1)
+            self.distinct = self.distinct_mask.tolist()
+            self.idx = idx
             self.rows = idx.tolist()
         row = self.rows[step]
         if self.distinct[step]:  # the common case: the first k draws are distinct

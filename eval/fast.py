@@ -95,7 +95,16 @@ def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
 def _random_rows(rand, steps: int, k: int, n_universe: int) -> np.ndarray:
     """Every step's random ranking of a task (``RandomRanks.top``), -1 padded."""
     out = np.full((steps + 1, k), -1, np.int64)
-    for step in range(steps + 1):
+    kk = min(k, n_universe)
+    if kk <= 0:
+        return out
+    rand.top(0, n_universe)  # draws the task's rows for this universe
+    if rand.idx.shape[0] == steps + 1:  # rows whose first draws are distinct: those draws
+        out[rand.distinct_mask, :kk] = rand.idx[rand.distinct_mask, :kk]
+        rest = np.flatnonzero(~rand.distinct_mask).tolist()
+    else:
+        rest = range(steps + 1)
+    for step in rest:
         r = rand.top(step, n_universe)
         out[step, : len(r)] = r
     return out

@@ -822,7 +822,15 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         ch_ids[BASE_LEVEL] = ids
         present[BASE_LEVEL] = True
 
-    if use[RECURRENCE] and window.shape[0]:
+    if use[RECURRENCE] and window.shape[0] and limit > 0 and tl is not None and \
+            tl.rec_best.shape[0] > 0:
+        ids, sc = _positive(tl.rec_best, n_res)
+        if ids.shape[0]:
+            deep_ids[RECURRENCE] = ids
+            deep_sc[RECURRENCE] = sc
+            deep_dense[RECURRENCE] = tl.rec_best
+            present[RECURRENCE] = True
+    elif use[RECURRENCE] and window.shape[0]:
         best = np.zeros(n_res, np.float64)
         hit = False
         row_w = np.empty(256, ew.dtype)
@@ -897,7 +905,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
 
 TaskLists = namedtuple("TaskLists", (
-    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot"))
+    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best"))
 TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
 the state changes a little between calls (the replay, event by event within a task).
 
@@ -910,6 +918,9 @@ the state changes a little between calls (the replay, event by event within a ta
   to hold the base-level top ``top_n`` until the horizon given to ``task_lists``
   (``list_n[2]`` -1: use every file). ``task_touch`` keeps all three exact after each event.
 - ``slot`` int64[N] all -1: the fusion's scratch.
+- ``rec_best`` float64[N]: the recurrence channel's scores (each project file's strongest
+  edge from the window's last ``recurrence_from`` resources, 0 if none), which the caller
+  keeps from cached rows (``kernels.replay``); zero-length: scan the rows here.
 """
 
 

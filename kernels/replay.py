@@ -30,7 +30,7 @@ import numpy as np
 from ._jit import jit
 from .adjacency import link_edges
 from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
-from .hebbian import RESERVE, fold_touches
+from .hebbian import RESERVE, find_edge, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel
 from .rank import TaskLists, bm25_scores, rank_lexed, task_lex, task_lists, task_touch
@@ -78,6 +78,58 @@ def _rr_tool(ranking, n, tid):
         if ranking[j] == tid:
             return 1.0 / (j + 1)
     return 0.0
+
+
+REC_SLOTS = 16  # rows the recurrence cache keeps per task (the window's last 5 and more)
+
+
+@jit
+def _rec_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
+    """The cache slot holding source ``u``'s row as dense weights over the task's
+    resources (project files only, else 0); a missing row replaces the least recently
+    used one, read from the adjacency."""
+    for s in range(rc_ids.shape[0]):
+        if rc_ids[s] == u:
+            rc_age[s] = clock
+            return s
+    s = np.argmin(rc_age)
+    d = rc_dense[s]
+    d[:] = 0.0
+    lo = E.adj_off[u]
+    for q in range(lo, lo + E.adj_len[u]):
+        v = E.pool_dst[q]
+        if in_proj[v]:
+            d[v] = E.ew[E.pool_e[q]]
+    rc_ids[s] = u
+    rc_age[s] = clock
+    return s
+
+
+@jit
+def _rec_fold(rc_ids, rc_dense, touched, before, E, in_proj):
+    """Keep the cached rows exact after an event's touches: ``fold_touches`` changes (or
+    makes) only edges between a touched resource and what its session window held, i.e.
+    ``u -> v`` for touched v (any cached u) and ``v -> x`` for x in the window ``before``
+    the event or touched in it."""
+    for s in range(rc_ids.shape[0]):
+        u = rc_ids[s]
+        if u < 0:
+            continue
+        d = rc_dense[s]
+        was_touched = False
+        for v in touched:
+            if v == u:
+                was_touched = True
+            elif in_proj[v]:
+                e = find_edge(E.hkeys, E.hslot, u, v)
+                if e >= 0:
+                    d[v] = E.ew[e]
+        if was_touched:
+            for x in before:
+                if x != u and in_proj[x]:
+                    e = find_edge(E.hkeys, E.hslot, u, x)
+                    if e >= 0:
+                        d[x] = E.ew[e]
 
 
 @jit
@@ -141,6 +193,13 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, S.top_n, S.in_order,
         E.bl_cache, P.in_proj.shape[0], P.files.shape[0] - n_cur + 1)
     lex_sorted, lex_sorted_sc = no_i, no_f
+    # the recurrence channel from cached rows of the window's resources (_rec_row)
+    use_rec = S.use[6] and S.recurrence_from > 0
+    n_all = P.in_proj.shape[0]
+    rc_ids = np.full(REC_SLOTS if use_rec else 0, -1, np.int64)
+    rc_age = np.full(rc_ids.shape[0], -1, np.int64)
+    rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
+    rec_best = np.zeros(n_all if use_rec else 0, np.float64)
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
@@ -222,6 +281,15 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             s_max += lam[ch]
                     s_max /= S.rrf_k + 1
                     limit = k_files + P.nf_before[i] - nf
+                    if use_rec and window.shape[0]:
+                        rec_best[:] = 0.0
+                        for j in range(max(0, window.shape[0] - S.recurrence_from),
+                                       window.shape[0]):
+                            d = rc_dense[_rec_row(rc_ids, rc_age, rc_dense, window[j], i, E,
+                                                  P.in_proj)]
+                            for v in range(n_all):
+                                if d[v] > rec_best[v]:
+                                    rec_best[v] = d[v]
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
@@ -230,7 +298,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
-                                  bl_files, slot))
+                                  bl_files, slot, rec_best))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):
@@ -254,11 +322,15 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
 
         # --- fold the event into the engine
         if hi > lo:
+            before = E.win[sid, : E.win_len[sid]].copy()
             t_sess = np.full(hi - lo, sid, np.int64)
             t_time = np.full(hi - lo, now, np.float64)
             fold_touches(t_sess, enc.tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
                          E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
                          E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
+            if use_rec:
+                _rec_fold(rc_ids, rc_dense, enc.tch_res[lo:hi],
+                          np.concatenate((before, enc.tch_res[lo:hi])), E, P.in_proj)
         tool = enc.ev_tool[i]
         if tool >= 0:
             one_sess[0] = sid
