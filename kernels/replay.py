@@ -287,9 +287,10 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                                        window.shape[0]):
                             d = rc_dense[_rec_row(rc_ids, rc_age, rc_dense, window[j], i, E,
                                                   P.in_proj)]
-                            for v in range(n_all):
-                                if d[v] > rec_best[v]:
-                                    rec_best[v] = d[v]
+                            for v in range(n_all):  # a select, not a branch: vectorised
+                                x = d[v]
+                                y = rec_best[v]
+                                rec_best[v] = x if x > y else y
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
