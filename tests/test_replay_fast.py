@@ -66,3 +66,50 @@ def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():
     normalize(ev)  # a valid event
     with pytest.raises(MultiProject):
         replay_series_fast(tasks, series="x")
+
+
+def test_recurrence_cache_follows_the_rows():
+    """The replay's recurrence cache (``kernels.replay._rec_row`` / ``_rec_fold``): rows
+    cached as dense weights and kept by edge look-ups after each event equal the rows
+    read afresh from the edge arrays, event after event (least recently used rows come
+    and go; the edge arrays grow in between)."""
+    import numpy as np
+    from brainbox.eval.fast import _engine
+    from brainbox.kernels import replay as KR
+    from brainbox.state import State
+    from brainbox.workload import normalized
+
+    evs = normalized(events=2600, files=120, sessions=40, projects=1, seed=11)
+    whole = State()
+    whole.fold(evs)
+    n_all = whole.n_res
+    in_proj = np.zeros(n_all, np.bool_)
+    in_proj[whole.proj_files[evs[0]["project"]]] = True
+    s = State()
+    s.fold(evs[:2000])
+    rc_ids = np.full(6, -1, np.int64)
+    rc_age = np.full(6, -1, np.int64)
+    rc_dense = np.zeros((6, n_all))
+    checked = 0
+    for i, e in enumerate(evs[2000:]):
+        enc = s.encode([e])
+        sid = int(enc.ev_sess[0])
+        touched = enc.tch_res[enc.tch_ptr[0]:enc.tch_ptr[1]].copy()
+        before = s.win[sid, : s.win_len[sid]].copy()
+        s._apply(enc)
+        E = _engine(s, np.asarray([s.adj_linked], np.int64))
+        if touched.size:
+            KR._rec_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,
+                         in_proj)
+        for u in s.win[sid, : s.win_len[sid]][-5:]:
+            KR._rec_row(rc_ids, rc_age, rc_dense, u, i, E, in_proj)
+        ne = int(s.n_edges[0])
+        for slot, u in enumerate(rc_ids.tolist()):
+            if u < 0:
+                continue
+            want = np.zeros(n_all)
+            out = (s.esrc[:ne] == u) & in_proj[s.edst[:ne]]
+            want[s.edst[:ne][out]] = s.ew[:ne][out]
+            np.testing.assert_array_equal(rc_dense[slot], want)
+            checked += 1
+    assert checked > 1000 and len(set(rc_ids.tolist())) == 6
