@@ -33,7 +33,15 @@ from .hebbian import (
 )
 from .ngram import encode_ctx, ngram_pairs
 from .predict import ctx_id, ngram_count, predict_kernel  # noqa: F401
-from .rank import base_level_ids, base_level_top, bm25_scores, order_desc, rank_files, rank_lexed, top_k
+from .rank import (
+    base_level_ids,
+    base_level_top,
+    bm25_scores,
+    order_desc,
+    rank_files,
+    rank_lexed,
+    top_k,
+)
 from .spread import spread, spread_csr
 from .table import (  # noqa: F401 - the engine's count tables, used as K.*
     Table,

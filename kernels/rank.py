@@ -339,18 +339,11 @@ def base_level_ids(files, hist, hist_len, last, now, k, prune, cache):
     if not (prune and cache.shape[0] > 0):
         return _base_level_top_plain(files, hist, hist_len, last, now, k, prune)[0]
     width = hist.shape[1]
-    n = files.shape[0]
     lo, hi, exact, n_acc = _bl_bounds(files, hist, hist_len, last, now, cache)
     if n_acc <= k:  # every file with an access is in, then the rest by id
         return _base_level_top_plain(files, hist, hist_len, last, now, k, False)[0]
-    kth = -np.partition(-lo, k - 1)[k - 1]
-    n_c = 0
-    cj = np.empty(n, np.int64)
-    for j in range(n):
-        if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= kth:
-            cj[n_c] = j
-            n_c += 1
-    cj = cj[:n_c]
+    cj = _reaching(lo, hi, k)
+    n_c = cj.shape[0]
     by_hi = cj[order_desc(hi[cj])]  # ties keep file order (ascending ids)
     out = np.empty(k, np.int64)
     n_out = 0
@@ -387,6 +380,20 @@ def base_level_ids(files, hist, hist_len, last, now, k, prune, cache):
             out[n_out] = files[run[o[r]]]
             n_out += 1
     return out[:n_out]
+
+
+@jit
+def _reaching(lo, hi, k):
+    """Positions (ascending) whose upper bound ``hi`` reaches the k-th best lower bound
+    ``lo`` (within ``BOUND_SLACK``): the only ones that can be among the k best."""
+    kth = -np.partition(-lo, k - 1)[k - 1]
+    out = np.empty(lo.shape[0], np.int64)
+    c = 0
+    for j in range(lo.shape[0]):
+        if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= kth:
+            out[c] = j
+            c += 1
+    return out[:c]
 
 
 @jit
@@ -833,21 +840,13 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     elif use[RECURRENCE] and window.shape[0]:
         best = np.zeros(n_res, np.float64)
         hit = False
-        row_w = np.empty(256, ew.dtype)
         for j in range(max(0, window.shape[0] - recurrence_from), window.shape[0]):
             u = window[j]
             lo = adj_off[u]
-            deg = adj_len[u]
-            # the row's weights gathered first: independent loads, so their cache misses
-            # overlap (as in ``spread``)
-            if deg > row_w.shape[0]:
-                row_w = np.empty(2 * deg, ew.dtype)
-            for q in range(deg):
-                row_w[q] = ew[pool_e[lo + q]]
-            for q in range(deg):
-                v = pool_dst[lo + q]
+            for q in range(lo, lo + adj_len[u]):
+                v = pool_dst[q]
                 if in_proj[v]:
-                    w = np.float64(row_w[q])
+                    w = np.float64(ew[pool_e[q]])
                     best[v] = max(best[v], w)
                     hit = True
         if hit:
@@ -955,13 +954,9 @@ def task_lists(files, n, last, hist, hist_len, t0, t1, top_n, prune, cache, n_re
                 if lo[j] > 0.0:
                     x = max((t0 - last[f]) / SECONDS_PER_HOUR, MIN_AGE_HOURS)
                     lo1[j] = lo[j] * math.sqrt(x / (x + d))
-            kth = -np.partition(-lo1, top_n - 1)[top_n - 1]
-            c = 0
-            for j in range(files.shape[0]):
-                if hi[j] > 0.0 and hi[j] * (1.0 + BOUND_SLACK) >= kth:
-                    bl_files[c] = files[j]
-                    c += 1
-            list_n[2] = c
+            keep = files[_reaching(lo1, hi, top_n)]
+            bl_files[: keep.shape[0]] = keep
+            list_n[2] = keep.shape[0]
     slot = np.full(n_res, -1, np.int64)
     return lists, list_n, bl_files, slot, np.zeros(n_res, np.int64), np.zeros(n_res)
 
