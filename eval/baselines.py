@@ -437,28 +437,25 @@ class RandomRanks:
 
     def __init__(self, seed: int, series: str, salt: int):
         self.base = _mix(_mix(_mix(seed & _M64) ^ zlib.crc32(series.encode())) ^ salt)
-        self.rows = None
+        self.idx = None
 
     def begin_task(self, task_id: str, steps: int, k: int, n_universe: int) -> None:
         self.key = _mix(self.base ^ zlib.crc32(task_id.encode()))
         self.k, self.steps, self.n = k, steps, n_universe
-        self.rows = None  # drawn on first use, for the task's (fixed) universe size
+        self.idx = None  # drawn on first use, for the task's (fixed) universe size
 
     def top(self, step: int, n_universe: int) -> list[int]:
         """The ranking at ``step`` (0 = before the task's first event)."""
         k = min(self.k, n_universe)
         if k <= 0:
             return []
-        if self.rows is None or n_universe != self.n:
+        if self.idx is None or n_universe != self.n:
             self.n = n_universe
             u = _uniforms(self.key, self.steps + 1, self.k + self.EXTRA)
-            idx = (u * n_universe).astype(np.int64)
-            head = np.sort(idx[:, :k], axis=1)
-            self.distinct_mask = (np.diff(head, axis=1) != 0).all(axis=1)
-            self.distinct = self.distinct_mask.tolist()
-            self.idx = idx
-            self.rows = idx.tolist()
-        row = self.rows[step]
+            self.idx = (u * n_universe).astype(np.int64)
+            head = np.sort(self.idx[:, :k], axis=1)
+            self.distinct = (np.diff(head, axis=1) != 0).all(axis=1)
+        row = self.idx[step].tolist()
         if self.distinct[step]:  # the common case: the first k draws are distinct
             return row[:k]
         out = list(dict.fromkeys(row))
@@ -467,6 +464,20 @@ class RandomRanks:
         # Too few distinct values (tiny universes): an exact Fisher-Yates for this step.
         rng = np.random.default_rng([self.key, step])
         return rng.permutation(n_universe)[:k].tolist()
+
+    def top_all(self, n_universe: int) -> np.ndarray:
+        """Every step's ranking (``top``) as int64[steps + 1, k], -1 padded: the rows whose
+        first draws are distinct copied at once (the compiled replay's input)."""
+        out = np.full((self.steps + 1, self.k), -1, np.int64)
+        k = min(self.k, n_universe)
+        if k <= 0:
+            return out
+        self.top(0, n_universe)  # draws the rows for this universe
+        out[self.distinct, :k] = self.idx[self.distinct, :k]
+        for step in np.flatnonzero(~self.distinct).tolist():
+            r = self.top(step, n_universe)
+            out[step, : len(r)] = r
+        return out
 
 
 class Baselines:

@@ -92,24 +92,6 @@ def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ptr, flat
 
 
-def _random_rows(rand, steps: int, k: int, n_universe: int) -> np.ndarray:
-    """Every step's random ranking of a task (``RandomRanks.top``), -1 padded."""
-    out = np.full((steps + 1, k), -1, np.int64)
-    kk = min(k, n_universe)
-    if kk <= 0:
-        return out
-    rand.top(0, n_universe)  # draws the task's rows for this universe
-    if rand.idx.shape[0] == steps + 1:  # rows whose first draws are distinct: those draws
-        out[rand.distinct_mask, :kk] = rand.idx[rand.distinct_mask, :kk]
-        rest = np.flatnonzero(~rand.distinct_mask).tolist()
-    else:
-        rest = range(steps + 1)
-    for step in rest:
-        r = rand.top(step, n_universe)
-        out[step, : len(r)] = r
-    return out
-
-
 def _engine(s: State, linked: np.ndarray) -> KR.Engine:
     n = s.n_res
     return KR.Engine(s.kind, s.n, s.m, s.act, s.last, s.hist, s.hist_len, s.deg, s.win,
@@ -239,8 +221,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(bl_sess, np.int64), np.asarray(nf_before, np.int64),
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr.a[: path_ptr.n], path_terms.a[: max(path_terms.n, 1)], q_ids, files_arr,
-            in_proj, _random_rows(cb.f_rand, E, K_FILES, nf),
-            _random_rows(cb.t_rand, E, K_TOOLS, nt))
+            in_proj, cb.f_rand.top_all(nf), cb.t_rand.top_all(nt))
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc),
                         p.max_query_terms, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
                         p.recurrence_from, TOP_K, use, lam, RECENCY_SESSION, RRF_K,
