@@ -168,3 +168,31 @@ def test_event_text_cleaning_matches_its_definition(value, limit):
 
     plain = value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
     assert _text(value, limit) == (plain[:limit] if plain else None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    "pytest tests/test_a.py", "curl -H 'Authorization: Bearer abcdefghijklmnop0123' x",
+    "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", "ls",
+    "x" * 3000 + " --password=hunter2hunter2", "KeyError: 'user_id'",
+]), min_size=1, max_size=12))
+def test_remembered_normalisation_equals_a_fresh_one(texts):
+    """Normalising (redaction, error fingerprints, relative paths) remembers short text;
+    every event comes out as the functions themselves give it, whatever came before, and
+    text longer than the bound is never kept."""
+    from brainbox import events as E
+    from brainbox.errors import fingerprint, normalize_error
+    from brainbox.redact import redact
+
+    for text in texts:
+        raw = {"session": "s", "cwd": "/p", "project": "/p", "tool": "Bash:x",
+               "command": text, "error": text, "files": ["a.py", "/p/b/../c.py", "/q/d.py"]}
+        ev = E.normalize(raw)
+        assert ev["command"] == redact(text[:E.MAX_COMMAND])
+        assert ev["error_fp"] == fingerprint(redact(text))
+        assert ev["error"] == normalize_error(redact(text))[:E.MAX_ERROR]
+        assert ev["files"] == ["a.py", "c.py"]
+        assert "hunter2" not in (ev["command"] or "") + (ev["error"] or "")
+    kept = E._redact.cache_info().currsize
+    E._redact("y" * (E.MEMO_CHARS + 1))
+    assert E._redact.cache_info().currsize == kept
