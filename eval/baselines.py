@@ -474,9 +474,17 @@ class RandomRanks:
             return out
         self.top(0, n_universe)  # draws the rows for this universe
         out[self.distinct, :k] = self.idx[self.distinct, :k]
-        for step in np.flatnonzero(~self.distinct).tolist():
-            r = self.top(step, n_universe)
-            out[step, : len(r)] = r
+        rows = np.flatnonzero(~self.distinct)
+        if rows.size:  # the first k distinct draws of each row (``dict.fromkeys``), at once
+            sub = self.idx[rows]
+            w = sub.shape[1]
+            seen = ((sub[:, :, None] == sub[:, None, :]) & np.tri(w, w, -1, dtype=bool)).any(2)
+            first = np.argsort(seen, axis=1, kind="stable")[:, :k]
+            enough = (~seen).sum(1) >= k
+            out[rows[enough], :k] = np.take_along_axis(sub, first, 1)[enough]
+            for step in rows[~enough].tolist():  # Fisher-Yates rows (tiny universes)
+                r = self.top(step, n_universe)
+                out[step, : len(r)] = r
         return out
 
 

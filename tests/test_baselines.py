@@ -148,6 +148,19 @@ def test_random_ranking_of_a_tiny_universe_is_a_permutation_of_it():
     assert r.top(1, 0) == []
 
 
+@pytest.mark.parametrize("k,n", [(3, 1), (3, 2), (3, 3), (3, 5), (10, 12), (10, 40), (10, 5000)])
+def test_random_top_all_is_every_step_of_top(k, n):
+    """``top_all`` (every step at once, the compiled replay's input) holds ``top`` of each
+    step, -1 padded: universes where draws repeat often, and where they rarely do."""
+    r = RandomRanks(7, "s", 1)
+    r.begin_task("t", 300, k, n)
+    rows = r.top_all(n)
+    assert rows.shape == (301, k)
+    for step in range(301):
+        want = r.top(step, n)
+        assert rows[step].tolist() == want + [-1] * (k - len(want))
+
+
 def test_random_top_is_roughly_uniform():
     r = RandomRanks(0, "s", 0)
     r.begin_task("t", 3000, 1, 4)
