@@ -32,7 +32,7 @@ from .hebbian import (
     rebuild_hash,
 )
 from .ngram import encode_ctx, ngram_pairs
-from .predict import ctx_id, ngram_count, predict_kernel  # noqa: F401
+from .predict import ctx_id, ngram_count, predict_kernel, tool_ids  # noqa: F401
 from .rank import (
     base_level_ids,
     base_level_top,
@@ -80,6 +80,7 @@ __all__ = [
     "spread",
     "top_k",
     "predict_kernel",
+    "tool_ids",
     "spread_csr",
     "bl_begin_task",
     "bl_end_task",

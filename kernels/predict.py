@@ -59,22 +59,35 @@ def _rank_desc(ids, vals):
 
 
 @jit
-def predict_kernel(kind, n, n_res, last3, last3_len, sid, ctxmap, grams, adj_off, adj_len,
-                   pool_dst, pool_e, ew, min_support, k):
-    """The ``k`` best next tools (ids, scores) for session row ``sid`` (-1: no session);
-    resources ``>= n_res`` are ignored. See the module docstring."""
-    n_tools = 0
-    for r in range(n_res):
-        if kind[r] == KIND_TOOL:
-            n_tools += 1
-    tools = np.empty(n_tools, np.int64)
-    counts = np.empty(n_tools, np.float64)
+def tool_ids(kind, lo, hi):
+    """The tool resources among ``lo .. hi - 1``, ascending."""
     c = 0
-    for r in range(n_res):
+    for r in range(lo, hi):
         if kind[r] == KIND_TOOL:
-            tools[c] = r
-            counts[c] = n[r]
             c += 1
+    out = np.empty(c, np.int64)
+    c = 0
+    for r in range(lo, hi):
+        if kind[r] == KIND_TOOL:
+            out[c] = r
+            c += 1
+    return out
+
+
+@jit
+def predict_kernel(kind, n, n_res, last3, last3_len, sid, ctxmap, grams, adj_off, adj_len,
+                   pool_dst, pool_e, ew, min_support, k, tools=None):
+    """The ``k`` best next tools (ids, scores) for session row ``sid`` (-1: no session);
+    resources ``>= n_res`` are ignored. See the module docstring.
+
+    ``tools``: ``tool_ids(kind, 0, n_res)``, from a caller that keeps it (the replay) so
+    that a prediction costs nothing per resource; else it is found here."""
+    if tools is None:
+        tools = tool_ids(kind, 0, n_res)
+    n_tools = tools.shape[0]
+    counts = np.empty(n_tools, np.float64)
+    for c in range(n_tools):
+        counts[c] = n[tools[c]]
     if n_tools == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
     seq = np.zeros(0, np.int64)
@@ -118,28 +131,14 @@ def predict_kernel(kind, n, n_res, last3, last3_len, sid, ctxmap, grams, adj_off
                     vals[cnt] = ew[pool_e[q]]
                     cnt += 1
             seq = _rank_desc(ids, vals)
-    score = np.zeros(n_res, np.float64)
-    seen = np.zeros(n_res, np.bool_)
+    # scores per tool (position in ``tools``): the sequence term, then the frequency term
+    score = np.zeros(n_tools, np.float64)
     for r in range(seq.shape[0]):
-        t = seq[r]
-        score[t] += W_SEQ / (RRF_K + (r + 1))
-        seen[t] = True
+        p = np.searchsorted(tools, seq[r])
+        if p < n_tools and tools[p] == seq[r]:  # (a tool >= n_res is ignored)
+            score[p] += W_SEQ / (RRF_K + (r + 1))
     freq = _rank_desc(tools, counts)
     for r in range(freq.shape[0]):
-        t = freq[r]
-        score[t] += W_FREQ / (RRF_K + (r + 1))
-        seen[t] = True
-    m = 0
-    for t in range(n_res):
-        if seen[t]:
-            m += 1
-    ids = np.empty(m, np.int64)
-    vals = np.empty(m, np.float64)
-    m = 0
-    for t in range(n_res):
-        if seen[t]:
-            ids[m] = t
-            vals[m] = score[t]
-            m += 1
-    best = _rank_desc(ids, vals)[:k]
-    return best, score[best]
+        score[np.searchsorted(tools, freq[r])] += W_FREQ / (RRF_K + (r + 1))
+    o = _rank_desc(np.arange(n_tools), score)[:k]  # every tool is in the frequency ranking
+    return tools[o], score[o]

@@ -32,7 +32,7 @@ from .adjacency import link_edges
 from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
 from .hebbian import RESERVE, find_edge, fold_touches
 from .ngram import ngram_pairs
-from .predict import ngram_count, predict_kernel
+from .predict import ngram_count, predict_kernel, tool_ids
 from .rank import TaskLists, bm25_scores, rank_lexed, task_lex, task_lists, task_touch
 from .table import table_add
 
@@ -200,6 +200,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rc_age = np.full(rc_ids.shape[0], -1, np.int64)
     rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
+    tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
@@ -218,7 +219,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 kk = k_tools + P.nt_before[i] - nt
                 ids, _ = predict_kernel(E.kind, E.n, n_res, E.last3, E.last3_len, sid, ctxmap,
                                         grams, E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew,
-                                        S.min_support, kk)
+                                        S.min_support, kk, tools)
                 c = 0
                 for j in range(ids.shape[0]):
                     r = P.eng2tool[ids[j]]
@@ -343,6 +344,10 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             post = table_add(post, enc.add_tid[q], enc.add_rid[q], 1.0)
             E.doclen[enc.add_rid[q]] += 1.0
             lex_key = -1
+        if enc.n_res_after[i] > n_res:
+            new_tools = tool_ids(E.kind, n_res, enc.n_res_after[i])
+            if new_tools.shape[0]:
+                tools = np.concatenate((tools, new_tools))
         n_res = enc.n_res_after[i]
         n_terms = enc.n_terms_after[i]
         n_now = np.searchsorted(P.files, n_res)

@@ -568,3 +568,21 @@ def test_ranks_of_counts_like_a_sort(seed, n, m, levels):
     rank[order] = np.arange(1, n + 1)
     got = _ranks_of(ids, sc, ids[pick].copy(), sc[pick].copy())
     np.testing.assert_array_equal(got, rank[pick])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 5), sess=st.integers(0, 40), k=st.sampled_from([1, 3, 10]))
+def test_predict_kernel_given_its_tool_list(seed, sess, k):
+    """Given the tool list (as the replay keeps it), prediction equals finding the tools
+    itself."""
+    s, _ = folded(seed, 1500, 2)
+    n_res = s.n_res
+    sid = sess % (len(s.sess_index) + 1) - 1
+    adj = s.adjacency()
+    args = (s.kind, s.n, n_res, s.last3, s.last3_len, sid, s.ctxmap, s.grams, adj.off,
+            adj.len, adj.dst, adj.edge, s.ew, 2, k)
+    tools = K.tool_ids(s.kind, 0, n_res)
+    assert tools.tolist() == [r for r in range(n_res) if s.kind[r] == 1]
+    got, want = K.predict_kernel(*args, tools), K.predict_kernel(*args)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
