@@ -42,7 +42,7 @@ from .rank import (
     rank_lexed,
     top_k,
 )
-from .spread import spread, spread_csr
+from .spread import SpreadWork, spread, spread_clear, spread_csr, spread_work
 from .table import (  # noqa: F401 - the engine's count tables, used as K.*
     Table,
     new_table,

@@ -40,7 +40,7 @@ import numpy as np
 
 from ._jit import jit
 from .fusion import MIN_AGE_HOURS, SECONDS_PER_HOUR, base_level, bl_sum, rrf_fuse
-from .spread import spread
+from .spread import spread, spread_clear
 
 LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
 N_CHANNELS = 7
@@ -754,8 +754,11 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     n_res = in_proj.shape[0]
     present = np.zeros(N_CHANNELS, np.bool_)
     ch_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
-    parent = np.full(n_res, -1, np.int64)
     empty_i = np.zeros(0, np.int64)
+    if limit > 0 and tl is not None:
+        parent = empty_i  # (not kept: see TaskLists)
+    else:
+        parent = np.full(n_res, -1, np.int64)
 
     if limit > 0 and tl is not None:
         lex_sorted, lex_sorted_sc = tl.lex_sorted, tl.lex_sorted_sc
@@ -783,15 +786,34 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         ns = min(n_seeds, lex_sorted.shape[0])
         seeds = lex_sorted[:ns].copy()
         seed_act = lex_sorted_sc[:ns] / lex_sorted_sc[0]
-        act = np.zeros(n_res, np.float64)
-        spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked, hops,
-               spread_k, w_floor, a_floor, act, parent, edst, rtop, rtop_n)
-        for j in range(ns):
-            act[seeds[j]] = 0.0
-        for i in range(n_res):
-            if not in_proj[i]:
-                act[i] = 0.0
-        ids, sc = _positive(act, n_res)
+        if limit > 0 and tl is not None:  # over the reached nodes only (SpreadWork)
+            act = tl.act
+            spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked,
+                   hops, spread_k, w_floor, a_floor, act, tl.parent, edst, rtop, rtop_n,
+                   tl.work)
+            for j in range(ns):
+                act[seeds[j]] = 0.0
+            reached = np.sort(tl.work.reached[: tl.work.n_reached[0]])
+            c = 0
+            for j in range(reached.shape[0]):
+                r = reached[j]
+                if in_proj[r] and act[r] > 0.0:
+                    reached[c] = r
+                    c += 1
+                else:
+                    act[r] = 0.0
+            ids = reached[:c]
+            sc = act[ids]
+        else:
+            act = np.zeros(n_res, np.float64)
+            spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked,
+                   hops, spread_k, w_floor, a_floor, act, parent, edst, rtop, rtop_n)
+            for j in range(ns):
+                act[seeds[j]] = 0.0
+            for i in range(n_res):
+                if not in_proj[i]:
+                    act[i] = 0.0
+            ids, sc = _positive(act, n_res)
         if ids.shape[0]:
             deep_ids[ASSOCIATIVE] = ids
             deep_sc[ASSOCIATIVE] = sc
@@ -863,6 +885,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
                                                tl.share_d, n_res, lam, rrf_k, s_max, min_conf,
                                                deep_dense, tl.lex_sorted, tl.lex_rank, tl.slot)
+        spread_clear(tl.work, tl.act, tl.parent)
         return 1, cand, scores, order, ranks, present, parent
     if limit > 0:
         share_d = np.zeros(n_res, np.float64)
@@ -904,7 +927,8 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
 
 TaskLists = namedtuple("TaskLists", (
-    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best"))
+    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best work act "
+    "parent"))
 TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
 the state changes a little between calls (the replay, event by event within a task).
 
@@ -920,6 +944,10 @@ the state changes a little between calls (the replay, event by event within a ta
 - ``rec_best`` float64[N]: the recurrence channel's scores (each project file's strongest
   edge from the window's last ``recurrence_from`` resources, 0 if none), which the caller
   keeps from cached rows (``kernels.replay``); zero-length: scan the rows here.
+- ``work`` (:data:`~.spread.SpreadWork`), ``act`` float64[N] all 0, ``parent`` int64[N] all
+  -1: spreading's scratch, so that the associative channel costs what it reaches, not a
+  pass over every resource (left clean on return). Parents are not returned with
+  ``tl`` (an empty array): the replay does not read them.
 """
 
 

@@ -34,6 +34,7 @@ from .hebbian import RESERVE, find_edge, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel, tool_ids
 from .rank import TaskLists, bm25_scores, rank_lexed, task_lex, task_lists, task_touch
+from .spread import spread_work
 from .table import table_add
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
@@ -201,6 +202,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
     tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
+    work = spread_work(n_all)  # spreading's scratch (TaskLists)
+    act_s = np.zeros(n_all, np.float64)
+    parent_s = np.full(n_all, -1, np.int64)
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
@@ -300,7 +304,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
-                                  bl_files, slot, rec_best))
+                                  bl_files, slot, rec_best, work, act_s, parent_s))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):

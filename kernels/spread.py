@@ -24,6 +24,7 @@ Choices the design leaves open, fixed here:
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -35,9 +36,36 @@ M_CAP = 0.5  # reinforcement bonus is at most +50%
 DEG_CAP = 50  # degree normalisation saturates at 50 out-edges
 
 
+SpreadWork = namedtuple("SpreadWork", "expanded queued mark frontier nxt reached n_reached")
+SpreadWork.__doc__ = """Scratch that ``spread`` reuses from call to call instead of allocating and
+clearing arrays of every node (a caller that spreads many times over a large graph: the
+replay). ``spread_work(N)`` makes it; see ``spread``'s ``work``."""
+
+
+@jit
+def spread_work(n_nodes):
+    """A clean :data:`SpreadWork` for ``n_nodes`` nodes."""
+    return SpreadWork(np.zeros(n_nodes, np.bool_), np.zeros(n_nodes, np.bool_),
+                      np.zeros(n_nodes, np.bool_), np.empty(n_nodes, np.int64),
+                      np.empty(n_nodes, np.int64), np.empty(n_nodes, np.int64),
+                      np.zeros(1, np.int64))
+
+
+@jit
+def spread_clear(work, act_out, parent_out):
+    """After reading a ``spread(..., work)``'s results: ``act_out`` back to 0 and
+    ``parent_out`` to -1 where it wrote them, and nothing reached."""
+    for j in range(work.n_reached[0]):
+        r = work.reached[j]
+        act_out[r] = 0.0
+        parent_out[r] = -1
+    work.n_reached[0] = 0
+
+
 @jit
 def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocked, hops, topk,
-           w_floor, a_floor, act_out, parent_out, edst=None, rtop=None, rtop_n=None):
+           w_floor, a_floor, act_out, parent_out, edst=None, rtop=None, rtop_n=None,
+           work=None):
     """Spread activation from ``seeds`` for ``hops`` hops; return the number of edges followed.
 
     Graph (read only), for nodes 0..N-1 (longer node arrays are fine): row u is the entries
@@ -62,14 +90,28 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
     ``topk <= ROW_TOP``, a row's heaviest edges are read from its list (made from the row the
     first time) instead of scanning the row: the same edges in the same order. Nodes at or
     beyond ``rtop_n``'s length (e.g. empty arrays: no lists) scan their row.
+
+    With ``work`` (:data:`SpreadWork`, clean: as ``spread_work`` makes it and ``spread_clear``
+    leaves it), ``act_out`` and ``parent_out`` must come in all 0 and -1 (they are not
+    cleared here: the call costs nothing per node of the graph), and the nodes whose entries
+    were written are listed in ``work.reached[:work.n_reached[0]]`` (non-blocked seeds and
+    activated nodes, each once, in no order); ``spread_clear`` restores all three.
     """
     n_nodes = act_out.shape[0]
-    act_out[:] = 0.0
-    parent_out[:] = -1
-    expanded = np.zeros(n_nodes, np.bool_)
-    queued = np.zeros(n_nodes, np.bool_)
-    frontier = np.empty(n_nodes, np.int64)
-    nxt = np.empty(n_nodes, np.int64)
+    if work is None:
+        act_out[:] = 0.0
+        parent_out[:] = -1
+        expanded = np.zeros(n_nodes, np.bool_)
+        queued = np.zeros(n_nodes, np.bool_)
+        mark = np.zeros(0, np.bool_)
+        frontier = np.empty(n_nodes, np.int64)
+        nxt = np.empty(n_nodes, np.int64)
+        reached = np.empty(0, np.int64)
+    else:
+        expanded, queued, mark = work.expanded, work.queued, work.mark
+        frontier, nxt, reached = work.frontier, work.nxt, work.reached
+    track = work is not None
+    n_reached = 0
     k = max(topk, 0)
     top_w = np.empty(k, np.float64)
     top_v = np.empty(k, np.int64)
@@ -81,6 +123,10 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
         if is_blocked[u]:
             continue
         a = seed_act[j]
+        if track and not mark[u]:
+            mark[u] = True
+            reached[n_reached] = u
+            n_reached += 1
         if not queued[u]:
             queued[u] = True
             frontier[n_front] = u
@@ -157,6 +203,10 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
                 if a >= a_floor and a > act_out[v]:
                     act_out[v] = a
                     parent_out[v] = u
+                    if track and not mark[v]:
+                        mark[v] = True
+                        reached[n_reached] = v
+                        n_reached += 1
                     if not queued[v]:
                         queued[v] = True
                         nxt[n_next] = v
@@ -168,6 +218,11 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
             queued[nxt[j]] = False
         frontier, nxt = nxt, frontier
         n_front = n_next
+    if work is not None:
+        for j in range(n_reached):
+            expanded[reached[j]] = False  # (queued is all False after every hop)
+            mark[reached[j]] = False
+        work.n_reached[0] = n_reached
     return visits
 
 

@@ -963,3 +963,45 @@ def test_every_public_kernel_has_a_reference():
     by_module = {K.bl_begin_task, K.bl_end_task, K.bl_prompt, K.bl_rank_files,
                  K.bl_rank_tools, K.bl_tool_event}
     assert kernels == set(R.REFERENCES) | set(RR.REFERENCES) | by_module
+
+
+@SETTINGS
+@given(g=graphs() | tie_graphs(), data=st.data())
+def test_spread_with_reused_scratch_equals_a_fresh_spread(g, data):
+    """``spread(..., work)`` (the replay's: arrays kept clean between calls, not cleared per
+    call) gives a fresh call's activations and parents, lists exactly the nodes it wrote,
+    and ``spread_clear`` leaves every array as it found it; over several calls in a row."""
+    n_nodes, graph = g
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    adj = shuffled_adjacency(graph, n_nodes, rng)
+    work = K.spread_work(n_nodes + 3)
+    act, parent = np.zeros(n_nodes + 3), np.full(n_nodes + 3, -1, np.int64)
+    node = st.integers(0, max(n_nodes - 1, 0))
+    for _ in range(3):
+        seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
+        kw = {
+            "seed_act": data.draw(st.lists(st.floats(0, 2), min_size=len(seeds),
+                                           max_size=len(seeds))),
+            "m": data.draw(st.lists(st.floats(0, 0.95), min_size=n_nodes, max_size=n_nodes)),
+            "blocked": data.draw(st.sets(node, max_size=n_nodes)),
+            "hops": data.draw(st.integers(0, 4)),
+            "topk": data.draw(st.integers(0, 5)),
+        }
+        r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
+        m = np.zeros(n_nodes + 3)
+        m[:n_nodes] = kw["m"]
+        blocked = np.zeros(n_nodes + 3, np.bool_)
+        blocked[list(kw["blocked"])] = True
+        visits = K.spread(*adj, np.asarray(seeds, np.int64), np.asarray(kw["seed_act"]), m,
+                          blocked, kw["hops"], kw["topk"], 0.0, 0.0, act, parent, None, None,
+                          None, work)
+        assert visits == r_visits
+        np.testing.assert_array_equal(act[:n_nodes], r_act)
+        np.testing.assert_array_equal(parent[:n_nodes], r_parent)
+        reached = work.reached[: work.n_reached[0]]
+        assert len(set(reached.tolist())) == reached.size
+        written = set(np.flatnonzero((act != 0) | (parent != -1)).tolist())
+        assert written <= set(reached.tolist()) <= written | set(seeds)
+        K.spread_clear(work, act, parent)
+        assert not act.any() and (parent == -1).all() and work.n_reached[0] == 0
+        assert not (work.expanded.any() or work.queued.any() or work.mark.any())
