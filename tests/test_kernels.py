@@ -499,13 +499,10 @@ def graphs(draw):
     return n_nodes, csr(n_nodes, rows, dtype, dtype)
 
 
-@SETTINGS
-@given(g=graphs(), data=st.data())
-def test_spread_matches_reference(g, data):
-    n_nodes, graph = g
+def draw_spread_args(data, seeds, n_nodes):
+    """``run_spread``'s keyword arguments for ``seeds`` on a graph of ``n_nodes``."""
     node = st.integers(0, max(n_nodes - 1, 0))
-    seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
-    kw = {
+    return {
         "seed_act": data.draw(st.lists(st.floats(0, 2), min_size=len(seeds),
                                        max_size=len(seeds))),
         "m": data.draw(st.lists(st.floats(0, 0.95), min_size=n_nodes, max_size=n_nodes)),
@@ -515,6 +512,15 @@ def test_spread_matches_reference(g, data):
         "w_floor": data.draw(st.sampled_from([0.0, 1e-6, 0.3])),
         "a_floor": data.draw(st.sampled_from([0.0, 1e-3, 0.1])),
     }
+
+
+@SETTINGS
+@given(g=graphs(), data=st.data())
+def test_spread_matches_reference(g, data):
+    n_nodes, graph = g
+    node = st.integers(0, max(n_nodes - 1, 0))
+    seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
+    kw = draw_spread_args(data, seeds, n_nodes)
     act, parent, visits = run_spread(K.spread_csr, graph, n_nodes, seeds, **kw)
     r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
     assert visits == r_visits <= len(set(seeds)) * sum(kw["topk"] ** h for h in range(1, 5))
@@ -577,16 +583,7 @@ def test_spread_over_a_shuffled_adjacency_matches_the_csr_reference(g, data):
     adj = shuffled_adjacency(graph, n_nodes, rng)
     node = st.integers(0, max(n_nodes - 1, 0))
     seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
-    kw = {
-        "seed_act": data.draw(st.lists(st.floats(0, 2), min_size=len(seeds),
-                                       max_size=len(seeds))),
-        "m": data.draw(st.lists(st.floats(0, 0.95), min_size=n_nodes, max_size=n_nodes)),
-        "blocked": data.draw(st.sets(node, max_size=n_nodes)),
-        "hops": data.draw(st.integers(0, 4)),
-        "topk": data.draw(st.integers(0, 5)),
-        "w_floor": data.draw(st.sampled_from([0.0, 1e-6, 0.3])),
-        "a_floor": data.draw(st.sampled_from([0.0, 1e-3, 0.1])),
-    }
+    kw = draw_spread_args(data, seeds, n_nodes)
     act, parent, visits = run_spread(K.spread, adj, n_nodes, seeds, **kw)
     r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
     assert visits == r_visits
@@ -979,22 +976,15 @@ def test_spread_with_reused_scratch_equals_a_fresh_spread(g, data):
     node = st.integers(0, max(n_nodes - 1, 0))
     for _ in range(3):
         seeds = data.draw(st.lists(node, max_size=6 if n_nodes else 0))
-        kw = {
-            "seed_act": data.draw(st.lists(st.floats(0, 2), min_size=len(seeds),
-                                           max_size=len(seeds))),
-            "m": data.draw(st.lists(st.floats(0, 0.95), min_size=n_nodes, max_size=n_nodes)),
-            "blocked": data.draw(st.sets(node, max_size=n_nodes)),
-            "hops": data.draw(st.integers(0, 4)),
-            "topk": data.draw(st.integers(0, 5)),
-        }
+        kw = draw_spread_args(data, seeds, n_nodes)
         r_act, r_parent, r_visits = run_spread(R.spread_csr, graph, n_nodes, seeds, **kw)
         m = np.zeros(n_nodes + 3)
         m[:n_nodes] = kw["m"]
         blocked = np.zeros(n_nodes + 3, np.bool_)
         blocked[list(kw["blocked"])] = True
         visits = K.spread(*adj, np.asarray(seeds, np.int64), np.asarray(kw["seed_act"]), m,
-                          blocked, kw["hops"], kw["topk"], 0.0, 0.0, act, parent, None, None,
-                          None, work)
+                          blocked, kw["hops"], kw["topk"], kw["w_floor"], kw["a_floor"], act,
+                          parent, None, None, None, work)
         assert visits == r_visits
         np.testing.assert_array_equal(act[:n_nodes], r_act)
         np.testing.assert_array_equal(parent[:n_nodes], r_parent)
