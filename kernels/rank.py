@@ -989,15 +989,74 @@ def task_lists(files, n, last, hist, hist_len, t0, t1, top_n, prune, cache, n_re
     return lists, list_n, bl_files, slot, np.zeros(n_res, np.int64), np.zeros(n_res)
 
 
+RESORT_MOVES = 4  # task_lex: insertion moves allowed per item before sorting afresh
+
+
+@jit
+def _resorted(lex_ids, lex_sc, old_sorted, lex_rank):
+    """``_sorted_desc(lex_ids, lex_sc)`` from the previous ranking ``old_sorted`` (with
+    ``lex_rank`` its ranks): the items in their old order, new ones after in id order, then
+    an insertion sort by (score desc, id asc), the same total order as the stable sort.
+    Scores of one query move little from one recomputation to the next (a few documents
+    change, and the mean length a little), so this is about linear; past
+    ``RESORT_MOVES`` moves per item it sorts afresh instead."""
+    n = lex_ids.shape[0]
+    m = old_sorted.shape[0]
+    at_id = np.full(m, -1, np.int64)
+    at_sc = np.empty(m, np.float64)
+    srt = np.empty(n, np.int64)
+    srt_sc = np.empty(n, np.float64)
+    n_new = 0
+    for j in range(n):
+        i = lex_ids[j]
+        r = lex_rank[i] - 1
+        if 0 <= r < m and old_sorted[r] == i:
+            at_id[r] = i
+            at_sc[r] = lex_sc[j]
+        else:
+            n_new += 1
+    c = 0
+    for p in range(m):
+        if at_id[p] >= 0:
+            srt[c] = at_id[p]
+            srt_sc[c] = at_sc[p]
+            c += 1
+    if n_new:
+        for j in range(n):
+            i = lex_ids[j]
+            r = lex_rank[i] - 1
+            if not (0 <= r < m and old_sorted[r] == i):
+                srt[c] = i
+                srt_sc[c] = lex_sc[j]
+                c += 1
+    budget = RESORT_MOVES * n
+    moves = 0
+    for q in range(1, n):
+        x = srt[q]
+        s = srt_sc[q]
+        p = q
+        while p > 0 and (srt_sc[p - 1] < s or (srt_sc[p - 1] == s and srt[p - 1] > x)):
+            srt[p] = srt[p - 1]
+            srt_sc[p] = srt_sc[p - 1]
+            p -= 1
+        srt[p] = x
+        srt_sc[p] = s
+        moves += q - p
+        if moves > budget:
+            return _sorted_desc(lex_ids, lex_sc)
+    return srt, srt_sc
+
+
 @jit
 def task_lex(lex_ids, lex_sc, share, old_sorted, lex_rank, share_d):
-    """The lexical part of :data:`TaskLists` for new ``bm25_scores``: clears the previous
-    ranking's entries (``old_sorted``) from the dense arrays and fills them anew; returns
+    """The lexical part of :data:`TaskLists` for new ``bm25_scores``: the whole ranking,
+    resorted from the previous one (``old_sorted``, ``_resorted``); clears the previous
+    ranking's entries from the dense arrays and fills them anew; returns
     ``(lex_sorted, lex_sorted_sc)``."""
+    srt, srt_sc = _resorted(lex_ids, lex_sc, old_sorted, lex_rank)
     for j in range(old_sorted.shape[0]):
         lex_rank[old_sorted[j]] = 0
         share_d[old_sorted[j]] = 0.0
-    srt, srt_sc = _sorted_desc(lex_ids, lex_sc)
     for p in range(srt.shape[0]):
         lex_rank[srt[p]] = p + 1
     for j in range(lex_ids.shape[0]):

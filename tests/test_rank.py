@@ -593,3 +593,37 @@ def test_predict_kernel_given_its_tool_list(seed, sess, k):
     got, want = K.predict_kernel(*args, tools), K.predict_kernel(*args)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n_old=st.integers(0, 300), n_add=st.integers(0, 40),
+       levels=st.sampled_from([3, 50, 10**9]), jitter=st.sampled_from([0.0, 0.01, 0.3, 5.0]))
+def test_task_lex_resorts_like_a_fresh_sort(seed, n_old, n_add, levels, jitter):
+    """``task_lex`` ranks new scores from the previous ranking (insertion, or afresh past
+    its move budget): the same order as sorting, with ties, matches joining and scores
+    moved a little or a lot; ranks and shares follow."""
+    from brainbox.kernels.rank import task_lex
+
+    rng = np.random.default_rng(seed)
+    n_res = 2 * (n_old + n_add) + 5
+    ids = np.sort(rng.choice(n_res, n_old + n_add, replace=False)).astype(np.int64)
+    old = np.sort(rng.choice(ids, n_old, replace=False)).astype(np.int64)
+    sc0 = rng.integers(1, levels, n_old).astype(np.float64)
+    lex_rank, share_d = np.zeros(n_res, np.int64), np.zeros(n_res)
+    old_sorted, _ = task_lex(old, sc0, np.full(n_old, 0.5), np.zeros(0, np.int64), lex_rank,
+                             share_d)
+    base = dict(zip(old.tolist(), sc0.tolist()))
+    sc = np.asarray([base.get(i, float(rng.integers(1, levels))) for i in ids.tolist()])
+    moved = rng.random(sc.size) < 0.3
+    sc = np.where(moved, np.round(sc * (1 + jitter * rng.random(sc.size)), 1), sc)
+    share = rng.random(ids.size)
+    got, got_sc = task_lex(ids, sc, share, old_sorted, lex_rank, share_d)
+    want, want_sc = RR.top_k(ids, sc, ids.size)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_sc, want_sc)
+    want_rank = np.zeros(n_res, np.int64)
+    want_rank[want] = np.arange(1, want.size + 1)
+    np.testing.assert_array_equal(lex_rank, want_rank)
+    want_share = np.zeros(n_res)
+    want_share[ids] = share
+    np.testing.assert_array_equal(share_d, want_share)
