@@ -853,10 +853,9 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
     if use[RECURRENCE] and window.shape[0] and limit > 0 and tl is not None and \
             tl.rec_best.shape[0] > 0:
-        ids, sc = _positive(tl.rec_best, n_res)
-        if ids.shape[0]:
-            deep_ids[RECURRENCE] = ids
-            deep_sc[RECURRENCE] = sc
+        if tl.rec_ids.shape[0]:
+            deep_ids[RECURRENCE] = tl.rec_ids
+            deep_sc[RECURRENCE] = tl.rec_sc
             deep_dense[RECURRENCE] = tl.rec_best
             present[RECURRENCE] = True
     elif use[RECURRENCE] and window.shape[0]:
@@ -927,8 +926,8 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
 
 TaskLists = namedtuple("TaskLists", (
-    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best work act "
-    "parent"))
+    "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best rec_ids "
+    "rec_sc work act parent"))
 TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
 the state changes a little between calls (the replay, event by event within a task).
 
@@ -944,6 +943,7 @@ the state changes a little between calls (the replay, event by event within a ta
 - ``rec_best`` float64[N]: the recurrence channel's scores (each project file's strongest
   edge from the window's last ``recurrence_from`` resources, 0 if none), which the caller
   keeps from cached rows (``kernels.replay``); zero-length: scan the rows here.
+  ``rec_ids``/``rec_sc``: its positive entries, ids ascending.
 - ``work`` (:data:`~.spread.SpreadWork`), ``act`` float64[N] all 0, ``parent`` int64[N] all
   -1: spreading's scratch, so that the associative channel costs what it reaches, not a
   pass over every resource (left clean on return). Parents are not returned with

@@ -134,6 +134,24 @@ def _rec_fold(rc_ids, rc_dense, touched, before, E, in_proj):
 
 
 @jit
+def _rec_max(rc_dense, src, best, ids, sc):
+    """The recurrence channel from cached rows: ``best[v]`` the largest of rows ``src`` at
+    ``v`` (0 if none), and its positive entries in ``ids``/``sc`` (ascending); returns how
+    many. One branch-free pass over the task's resources."""
+    c = 0
+    for v in range(best.shape[0]):
+        x = 0.0
+        for j in range(src.shape[0]):
+            y = rc_dense[src[j], v]
+            x = y if y > x else x
+        best[v] = x
+        ids[c] = v
+        sc[c] = x
+        c += x > 0.0
+    return c
+
+
+@jit
 def _refers(P, S, window, n_win):
     """Does the query refer to current-session work (``brainbox.recall``'s rule)?"""
     if n_win == 0:
@@ -201,6 +219,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rc_age = np.full(rc_ids.shape[0], -1, np.int64)
     rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
+    rec_ids = np.empty(rec_best.shape[0], np.int64)  # its positive entries (rank.TaskLists)
+    rec_sc = np.empty(rec_best.shape[0], np.float64)
+    rec_src = np.empty(max(S.recurrence_from, 0), np.int64)
     tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
     work = spread_work(n_all)  # spreading's scratch (TaskLists)
     act_s = np.zeros(n_all, np.float64)
@@ -286,16 +307,15 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             s_max += lam[ch]
                     s_max /= S.rrf_k + 1
                     limit = k_files + P.nf_before[i] - nf
+                    n_pos = 0
                     if use_rec and window.shape[0]:
-                        rec_best[:] = 0.0
+                        n_src = 0
                         for j in range(max(0, window.shape[0] - S.recurrence_from),
                                        window.shape[0]):
-                            d = rc_dense[_rec_row(rc_ids, rc_age, rc_dense, window[j], i, E,
-                                                  P.in_proj)]
-                            for v in range(n_all):  # a select, not a branch: vectorised
-                                x = d[v]
-                                y = rec_best[v]
-                                rec_best[v] = x if x > y else y
+                            rec_src[n_src] = _rec_row(rc_ids, rc_age, rc_dense, window[j], i,
+                                                      E, P.in_proj)
+                            n_src += 1
+                        n_pos = _rec_max(rc_dense, rec_src[:n_src], rec_best, rec_ids, rec_sc)
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
@@ -304,7 +324,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
-                                  bl_files, slot, rec_best, work, act_s, parent_s))
+                                  bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
+                                  work, act_s, parent_s))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):

@@ -68,6 +68,25 @@ def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():
         replay_series_fast(tasks, series="x")
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_recurrence_maximum_of_cached_rows(seed):
+    """``_rec_max``: the element-wise maximum of the window's cached rows (0 where none),
+    and its positive entries in id order, as numpy gives them."""
+    import numpy as np
+    from brainbox.kernels.replay import _rec_max
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    rows = np.where(rng.random((8, n)) < 0.3, rng.integers(1, 6, (8, n)) / 4.0, 0.0)
+    src = rng.choice(8, int(rng.integers(0, 6)), replace=False).astype(np.int64)
+    best, ids, sc = np.full(n, 9.0), np.empty(n, np.int64), np.empty(n)
+    c = _rec_max(rows, src, best, ids, sc)
+    want = rows[src].max(axis=0) if src.size else np.zeros(n)
+    np.testing.assert_array_equal(best, want)
+    np.testing.assert_array_equal(ids[:c], np.flatnonzero(want > 0))
+    np.testing.assert_array_equal(sc[:c], want[want > 0])
+
+
 def test_recurrence_cache_follows_the_rows():
     """The replay's recurrence cache (``kernels.replay._rec_row`` / ``_rec_fold``): rows
     cached as dense weights and kept by edge look-ups after each event equal the rows
