@@ -2,11 +2,11 @@
 
 :func:`replay_series_fast` gives the same records as :func:`brainbox.eval.replay.
 replay_series` (the Python reference loop; tests/test_replay_fast.py compares them), at a
-fraction of the cost: per task, Python normalises the events, runs P1 (one recall and the
-baselines' P1 rankings), folds the description, then *encodes* the task
-(``State.encode``: resource, session and term ids, context-term additions, touches) and
-hands every event to :func:`brainbox.kernels.replay.replay_task`, which probes, scores and
-folds event by event. The engine state is the production ``State``; the baselines are the
+fraction of the cost: per task, Python normalises the events, folds the description (no
+ranking input changes), then *encodes* the task (``State.encode``: resource, session and
+term ids, context-term additions, touches); :func:`brainbox.kernels.replay.replay_p1`
+ranks P1 (the engine's recall and the baselines', as before the description) and
+:func:`brainbox.kernels.replay.replay_task` probes, scores and folds event by event. The engine state is the production ``State``; the baselines are the
 compiled ones (:mod:`brainbox.kernels.baselines`, via :class:`CompiledBaselines`).
 
 A task whose tool events name files of another project than the task's (none in the
@@ -25,20 +25,19 @@ from brainbox.eval.probes import Registry
 from brainbox.eval.replay import (
     METHODS,
     T0,
-    _engine_files,
     _normalized,
     _prompt_event,
-    _score,
     task_start,
 )
 from brainbox.kernels import baselines as KB
 from brainbox.kernels import replay as KR
 
-from brainbox.recall import CHANNELS, LAMBDA, RECENCY_SESSION, RRF_K, TOP_K, Index, Params
+from brainbox.recall import CHANNELS, LAMBDA, RECENCY_SESSION, RRF_K, TOP_K, Params
 from brainbox.state import FILE, TOOL, State
 from brainbox.text import is_deictic, path_tokens, tokens
 
 PARTS = ("normalize", "p1_and_prompt", "encode", "kernel")
+P1_PROBES = ("P1-edit", "P1-read")  # replay_p1's rows
 _WARM = False
 
 
@@ -111,9 +110,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                              trace=trace, on_task=on_task)
     p = Params(ablate=frozenset(ablate))
     state = State()
-    index = Index(state)
     files, tools = Registry(), Registry()
-    fget = files.ids.get
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
     path_ptr, path_terms = _Growing(), _Growing()
@@ -137,17 +134,10 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                                                             n_methods)
         probes = rec["probes"]
         cb.begin_task(task.id, desc, len(events), nf, nt)
-        if gold["P1-edit"] or gold["P1-read"]:
-            mine = _engine_files(index, state, desc, fget, project=root, session=None,
-                                 limit=K_FILES, now=clock, params=p)
-            rankings = [[i for i in mine if i < nf][:K_FILES]] + cb.rank_files(nf, 0)
-            for name in ("P1-edit", "P1-read"):
-                if gold[name]:
-                    _score(probes[name], rankings, gold[name])
+        p1_at = clock  # P1 is ranked in the kernel (replay_p1), as at this moment
         pev = _prompt_event(session, root, desc)
         pev["at"] = clock
-        state.fold([pev])
-        cb.prompt(session, pev["prompt"])
+        state.fold([pev])  # changes no ranking input (no touches, resources or terms)
         clock += 1.0
         t_p1 += perf() - t
 
@@ -236,8 +226,25 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             raise MultiProject(task.id)
 
         t = perf()
-        out = np.zeros((2, 4 + n_methods), np.float64)
         linked = np.asarray([state.adj_linked], np.int64)
+        if gold["P1-edit"] or gold["P1-read"]:
+            p1_gold = np.full((2, max(len(gold["P1-edit"]), len(gold["P1-read"]))), -1,
+                              np.int64)
+            for row, name in enumerate(P1_PROBES):
+                p1_gold[row, : len(gold[name])] = sorted(gold[name])
+            p1_out = np.zeros((2, 1 + n_methods), np.float64)
+            KR.replay_p1(_engine(state, linked), state.post, P, cb.state, S, p1_at, p1_gold,
+                         p1_out)
+            for row, name in enumerate(P1_PROBES):
+                r = probes[name]
+                r["scored"] += int(p1_out[row, 0])
+                for j in range(n_methods):
+                    r["rr"][j] += float(p1_out[row, 1 + j])
+        cb.prompt(session, pev["prompt"])
+        t_p1 += perf() - t
+
+        t = perf()
+        out = np.zeros((2, 4 + n_methods), np.float64)
         start = 0
         while True:
             status, start, post, ctxmap, grams = KR.replay_task(

@@ -185,6 +185,84 @@ def _refers(P, S, window, n_win):
 
 
 @jit
+def _known(q_sorted, n_terms):
+    """The query's term ids known among the first ``n_terms`` (ascending)."""
+    c = 0
+    for j in range(q_sorted.shape[0]):
+        if 0 <= q_sorted[j] < n_terms:
+            c += 1
+    tids = np.empty(c, np.int64)
+    c = 0
+    for j in range(q_sorted.shape[0]):
+        if 0 <= q_sorted[j] < n_terms:
+            tids[c] = q_sorted[j]
+            c += 1
+    return tids
+
+
+@jit
+def _s_max(use, lam, rrf_k):
+    s_max = 0.0
+    for ch in range(lam.shape[0]):
+        if use[ch]:
+            s_max += lam[ch]
+    return s_max / (rrf_k + 1)
+
+
+@jit
+def replay_p1(E, post, P, B, S, now, gold, out):
+    """P1 of a task, before its description is folded (``replay_series``' P1): the engine's
+    recall of the description with no session (``brainbox.recall.rank_ids``, limit
+    ``k_files``), the baselines' file rankings and the random one (step 0). ``gold``:
+    per row (P1-edit, P1-read) registry ids, -1 padded (an all -1 row is not scored).
+    Adds to ``out[row]``: scored, then the reciprocal rank of each method."""
+    nf, k_files = S.nf, S.k_files
+    n_res = S.n_res0
+    ranking = np.empty(k_files, np.int64)
+    c = 0
+    n_files = np.searchsorted(P.files, n_res)
+    if n_files > 0:
+        files = P.files[:n_files]
+        lex_ids, lex_sc, share = bm25_scores(_known(np.sort(P.q_ids), S.n_terms0), S.n_query,
+                                             S.max_terms, files, P.in_proj, E.doclen, post,
+                                             P.in_proj.shape[0])
+        status, cand, _, order, _, present, _ = rank_lexed(
+            lex_ids, lex_sc, share, files, P.in_proj, E.adj_off, E.adj_len, E.pool_dst,
+            E.pool_e, E.ew, E.n_edges[0], E.m[:n_res], E.is_blocked, S.seeds, S.hops,
+            S.topk, S.w_floor, S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order,
+            S.top_n, np.zeros(0, np.int64), S.recurrence_from, np.zeros(0, np.int64),
+            np.zeros(0), S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
+            E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files)
+        if status and present.any():
+            for j in range(min(k_files, order.shape[0])):
+                r = P.eng2file[cand[order[j]]]
+                if 0 <= r < nf and c < k_files:
+                    ranking[c] = r
+                    c += 1
+    bl_out = np.empty((4, k_files), np.int64)
+    lens = bl_rank_files(B, nf, k_files, bl_out)
+    rrow = P.rand_files[0]
+    n_rand = 0
+    while n_rand < rrow.shape[0] and rrow[n_rand] >= 0:
+        n_rand += 1
+    mark = np.zeros(max(nf, 1), np.bool_)
+    for row in range(gold.shape[0]):
+        if gold[row, 0] < 0:
+            continue
+        for g in gold[row]:
+            if g >= 0:
+                mark[g] = True
+        out[row, 0] += 1
+        out[row, 1] += _rr_files(ranking, c, mark)
+        for mth in range(4):
+            out[row, 2 + mth] += _rr_files(bl_out[mth], lens[mth], mark)
+        out[row, 6] += _rr_files(rrow, n_rand, mark)
+        for g in gold[row]:
+            if g >= 0:
+                mark[g] = False
+
+
+@jit
 def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     n_events = enc.ev_kind.shape[0]
     n_res = S.n_res0 if start == 0 else enc.n_res_after[start - 1]
@@ -284,12 +362,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             n_known += 1
                     n_files = np.searchsorted(P.files, n_res)
                     if lex_key != n_known * (P.files.shape[0] + 1) + n_files:
-                        tids = np.empty(n_known, np.int64)
-                        c = 0
-                        for j in range(q_sorted.shape[0]):
-                            if 0 <= q_sorted[j] < n_terms:
-                                tids[c] = q_sorted[j]
-                                c += 1
+                        tids = _known(q_sorted, n_terms)
                         lex_ids, lex_sc, lex_share = bm25_scores(
                             tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj,
                             E.doclen, post, P.in_proj.shape[0])
@@ -304,11 +377,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     lam = S.lam.copy()
                     if _refers(P, S, window, n_win):
                         lam[4] = S.lam_session
-                    s_max = 0.0
-                    for ch in range(7):
-                        if S.use[ch]:
-                            s_max += lam[ch]
-                    s_max /= S.rrf_k + 1
+                    s_max = _s_max(S.use, lam, S.rrf_k)
                     limit = k_files + P.nf_before[i] - nf
                     n_pos = 0
                     if use_rec and window.shape[0]:
