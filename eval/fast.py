@@ -84,6 +84,32 @@ class _Growing:
         self.n += len(values)
 
 
+class _ProjectFiles:
+    """Each project's files (``State.proj_files``) as an id array and a mask over every
+    resource, extended by what each task added instead of rebuilt from the lists."""
+
+    def __init__(self):
+        self.files: dict[str, _Growing] = {}
+        self.mask: dict[str, np.ndarray] = {}
+
+    def arrays(self, root: str, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """(the project's files ascending, bool[n_res] mask of them); views, read only."""
+        pf = state.proj_files.get(root, [])
+        g = self.files.get(root)
+        if g is None or len(pf) < g.n or (g.n and pf[g.n - 1] != g.a[g.n - 1]):
+            g = self.files[root] = _Growing()  # (new, or renumbered: start again)
+            self.mask.pop(root, None)
+        new = pf[g.n:]
+        g.extend(new)
+        m = self.mask.get(root, np.zeros(0, np.bool_))
+        if m.shape[0] < state.n_res:
+            grown = np.zeros(max(state.n_res, 2 * m.shape[0]), np.bool_)
+            grown[: m.shape[0]] = m
+            m = self.mask[root] = grown
+        m[new] = True
+        return g.a[: g.n], m[: state.n_res]
+
+
 def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(rows) + 1, np.int64)
     ptr[1:] = np.cumsum([len(r) for r in rows])
@@ -113,6 +139,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
+    proj = _ProjectFiles()
     path_ptr, path_terms = _Growing(), _Growing()
     path_ptr.extend([0])
     use = np.asarray([c not in p.ablate and c != "snippet" for c in CHANNELS])
@@ -196,10 +223,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         eng2file.ensure(state.n_res)
         eng2tool.ensure(state.n_res)
         projects = {ev["project"] for ev in events if ev["kind"] == "tool" and ev["files"]}
-        pf = state.proj_files.get(root, [])
-        files_arr = np.asarray(pf, np.int64)
-        in_proj = np.zeros(state.n_res, np.bool_)
-        in_proj[files_arr] = True
+        files_arr, in_proj = proj.arrays(root, state)
         q_toks = tokens(desc)
         qd = list(dict.fromkeys(q_toks))
         q_ids = np.asarray([state.term_index.get(x, -1) for x in qd], np.int64)
