@@ -135,6 +135,35 @@ def top_k(ids, scores, k):
 
 
 @jit
+def top_k_above(ids, scores, k, guess):
+    """``top_k(ids, scores, k)``, first keeping only the scores above ``guess`` (a caller's
+    estimate of the k-th best, e.g. the previous one): when at least k are above it, the k
+    best are among them (each of the k best is at least the k-th best, above the guess);
+    otherwise it ranks them all. Exact for any guess; fast when it is close."""
+    n = ids.shape[0]
+    c = 0
+    for j in range(n):
+        c += scores[j] > guess
+    if c < k or c == n:
+        return top_k(ids, scores, k)
+    sel_i = np.empty(c, np.int64)
+    sel_s = np.empty(c, np.float64)
+    c = 0
+    for j in range(n):
+        if scores[j] > guess:
+            sel_i[c] = ids[j]
+            sel_s[c] = scores[j]
+            c += 1
+    return top_k(sel_i, sel_s, k)
+
+
+@jit
+def first_depth(limit):
+    """The depth to which ``_fuse_top`` first ranks the deep channels."""
+    return max(64, 4 * limit)
+
+
+@jit
 def _cut(buf_i, buf_s, c, k):
     """Keep the k best of the buffer's first c (in buffer order, which is id order among
     equal scores); return (k, the k-th best score)."""
@@ -536,7 +565,7 @@ NEED_MAX = 48  # contenders ranked exactly by counting before the lists are deep
 
 @jit
 def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k, s_max,
-              min_conf, deep_dense, lex_sorted, lex_rank, slot):
+              min_conf, deep_dense, lex_sorted, lex_rank, slot, deep_top):
     """The exact ``limit`` best of the fusion without ranking every reached file.
 
     ``lists[c]``: complete rankings (ids best first) of the snippet, frequency, recency and
@@ -553,7 +582,8 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
     ``deep_dense[c]`` the deep channel's scores as a dense array (read only; else one is
     built when needed); ``lex_sorted`` and ``lex_rank`` the whole lexical ranking (ids best
     first) and every resource's 1-based rank in it (0: not matched), which make lexical
-    ranks exact without counting; ``slot`` int64[n_res] all -1 (left so on return)."""
+    ranks exact without counting; ``slot`` int64[n_res] all -1 (left so on return);
+    ``deep_top[c]`` the deep channel's best ``first_depth(limit)`` (or all), best first."""
     exact_lex = lex_rank.shape[0] > 0
     if slot.shape[0] < n_res:
         slot = np.full(n_res, -1, np.int64)
@@ -561,7 +591,7 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
     for c in DEEP:
         if present[c]:
             max_n = max(max_n, deep_ids[c].shape[0])
-    R = max(64, 4 * limit)
+    R = first_depth(limit)
     while True:
         tops = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
         depth = np.zeros(N_CHANNELS, np.int64)
@@ -575,7 +605,10 @@ def _fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k
                 tops[c] = ids
                 complete[c] = ids.shape[0] == lex_sorted.shape[0]
             elif is_deep:
-                ids, _ = top_k(deep_ids[c], deep_sc[c], min(R, deep_ids[c].shape[0]))
+                if 0 < deep_top[c].shape[0] == min(R, deep_ids[c].shape[0]):
+                    ids = deep_top[c]
+                else:
+                    ids, _ = top_k(deep_ids[c], deep_sc[c], min(R, deep_ids[c].shape[0]))
                 tops[c] = ids
                 complete[c] = ids.shape[0] == deep_ids[c].shape[0]
             else:
@@ -769,6 +802,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     deep_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
     deep_sc = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
     deep_dense = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
+    deep_top = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
     win_files = 0
     for j in range(window.shape[0]):
         if in_proj[window[j]]:
@@ -857,6 +891,11 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
             deep_ids[RECURRENCE] = tl.rec_ids
             deep_sc[RECURRENCE] = tl.rec_sc
             deep_dense[RECURRENCE] = tl.rec_best
+            top_i, top_s = top_k_above(tl.rec_ids, tl.rec_sc,
+                                       min(first_depth(limit), tl.rec_ids.shape[0]),
+                                       0.9 * tl.rec_kth[0])
+            deep_top[RECURRENCE] = top_i
+            tl.rec_kth[0] = top_s[-1]  # the next call's guess (scores move a little)
             present[RECURRENCE] = True
     elif use[RECURRENCE] and window.shape[0]:
         best = np.zeros(n_res, np.float64)
@@ -883,7 +922,8 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     if limit > 0 and tl is not None:
         cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
                                                tl.share_d, n_res, lam, rrf_k, s_max, min_conf,
-                                               deep_dense, tl.lex_sorted, tl.lex_rank, tl.slot)
+                                               deep_dense, tl.lex_sorted, tl.lex_rank, tl.slot,
+                                               deep_top)
         spread_clear(tl.work, tl.act, tl.parent)
         return 1, cand, scores, order, ranks, present, parent
     if limit > 0:
@@ -892,7 +932,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
             share_d[lex_ids[j]] = share[j]
         cand, scores, order, ranks = _fuse_top(limit, present, ch_ids, deep_ids, deep_sc,
                                                share_d, n_res, lam, rrf_k, s_max, min_conf,
-                                               deep_dense, empty_i, empty_i, empty_i)
+                                               deep_dense, empty_i, empty_i, empty_i, deep_top)
         return 1, cand, scores, order, ranks, present, parent
 
     # candidates: the union, ascending
@@ -927,7 +967,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
 TaskLists = namedtuple("TaskLists", (
     "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best rec_ids "
-    "rec_sc work act parent"))
+    "rec_sc rec_kth work act parent"))
 TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
 the state changes a little between calls (the replay, event by event within a task).
 
@@ -943,7 +983,8 @@ the state changes a little between calls (the replay, event by event within a ta
 - ``rec_best`` float64[N]: the recurrence channel's scores (each project file's strongest
   edge from the window's last ``recurrence_from`` resources, 0 if none), which the caller
   keeps from cached rows (``kernels.replay``); zero-length: scan the rows here.
-  ``rec_ids``/``rec_sc``: its positive entries, ids ascending.
+  ``rec_ids``/``rec_sc``: its positive entries, ids ascending; ``rec_kth`` float64[1] the
+  previous call's ``first_depth``-th best score (a guess for ``top_k_above``; 0 at first).
 - ``work`` (:data:`~.spread.SpreadWork`), ``act`` float64[N] all 0, ``parent`` int64[N] all
   -1: spreading's scratch, so that the associative channel costs what it reaches, not a
   pass over every resource (left clean on return). Parents are not returned with

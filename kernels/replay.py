@@ -303,6 +303,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rec_ids = np.empty(rec_best.shape[0], np.int64)  # its positive entries (rank.TaskLists)
     rec_sc = np.empty(rec_best.shape[0], np.float64)
     rec_src = np.empty(max(S.recurrence_from, 0), np.int64)
+    rec_kth = np.zeros(1, np.float64)
     tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
     work = spread_work(n_all)  # spreading's scratch (TaskLists)
     act_s = np.zeros(n_all, np.float64)
@@ -397,7 +398,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
-                                  work, act_s, parent_s))
+                                  rec_kth, work, act_s, parent_s))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):

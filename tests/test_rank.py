@@ -424,9 +424,14 @@ def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf
         lex_rank = np.zeros(n, np.int64)
         lex_rank[lex_sorted] = np.arange(1, lex_sorted.size + 1)
         slot = np.full(n, -1, np.int64)
+    tops = [np.zeros(0, np.int64) for _ in range(7)]
+    if given_dense:  # and the deep channels' first depth, ranked
+        for c in (1, 6):
+            o = np.lexsort((deep_ids[c], -deep_sc[c]))
+            tops[c] = deep_ids[c][o][: K.rank.first_depth(limit)]
     cand, scores, order, rk = _fuse_top(limit, present, List(lists), List(deep_ids),
                                         List(deep_sc), share, n, lam, 20.0, s_max, min_conf,
-                                        List(dense), lex_sorted, lex_rank, slot)
+                                        List(dense), lex_sorted, lex_rank, slot, List(tops))
     if given_lex:
         assert (slot == -1).all()  # the scratch is left as it was given
     top = best[:limit]
@@ -503,7 +508,8 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
                                   np.zeros((0, 3)))[0]
         assert set(bl_top.tolist()) <= set(bl_files[: list_n[2]].tolist())
         tl = TaskLists(lex_sorted, lex_sc, lex_rank, share_d, lists, list_n, bl_files, slot,
-                       np.zeros(0), np.zeros(0, np.int64), np.zeros(0), work, act, parent)
+                       np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(1), work, act,
+                       parent)
         rest = args[7:]
         want = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest)
         got = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest, tl)
@@ -627,3 +633,20 @@ def test_task_lex_resorts_like_a_fresh_sort(seed, n_old, n_add, levels, jitter):
     want_share = np.zeros(n_res)
     want_share[ids] = share
     np.testing.assert_array_equal(share_d, want_share)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 400), k=st.sampled_from([1, 10, 64]),
+       levels=st.sampled_from([2, 10, 10**6]), guess=st.floats(-0.5, 1.5))
+def test_top_k_above_a_guess_is_top_k(seed, n, k, levels, guess):
+    """Whatever the guess of the k-th best (too low, close, too high, equal to a tied
+    score), ``top_k_above`` gives ``top_k``."""
+    rng = np.random.default_rng(seed)
+    ids = np.sort(rng.choice(4 * n + 1, n, replace=False)).astype(np.int64)
+    sc = rng.integers(0, levels, n) / levels
+    if n and rng.random() < 0.3:
+        guess = float(np.sort(sc)[::-1][min(k, n) - 1])  # exactly the k-th best
+    got = K.rank.top_k_above(ids, sc, k, guess)
+    want = RR.top_k(ids, sc, k)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
