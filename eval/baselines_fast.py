@@ -87,9 +87,12 @@ class CompiledBaselines:
         self.t_rand.begin_task(task_id, steps, self.k_tools, n_tools)
 
     def prompt(self, session: str, text: str | None) -> None:
+        self._run(K.bl_prompt, *self.prompt_args(session, text))
+
+    def prompt_args(self, session: str, text: str | None) -> tuple[int, np.ndarray]:
+        """``bl_prompt``'s (session row, term ids) for a prompt (registers both)."""
         toks = self._qtoks if text == self._query else None
-        terms = self._ids(prompt_terms(text, toks))
-        self._run(K.bl_prompt, self._sid(session), terms)
+        return self._sid(session), self._ids(prompt_terms(text, toks))
 
     def tool_event(self, session: str, tool: int, tool_name: str, new_tool: bool,
                    files: list[tuple[int, bool, str]], args: str | None) -> None:

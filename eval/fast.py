@@ -4,9 +4,10 @@
 replay_series` (the Python reference loop; tests/test_replay_fast.py compares them), at a
 fraction of the cost: per task, Python normalises the events, folds the description (no
 ranking input changes), then *encodes* the task (``State.encode``: resource, session and
-term ids, context-term additions, touches); :func:`brainbox.kernels.replay.replay_p1`
-ranks P1 (the engine's recall and the baselines', as before the description) and
-:func:`brainbox.kernels.replay.replay_task` probes, scores and folds event by event. The engine state is the production ``State``; the baselines are the
+term ids, context-term additions, touches) and hands it to
+:func:`brainbox.kernels.replay.replay_task`, which ranks P1 (the engine's recall and the
+baselines', as before the description), gives the baselines the description, then
+probes, scores and folds event by event. The engine state is the production ``State``; the baselines are the
 compiled ones (:mod:`brainbox.kernels.baselines`, via :class:`CompiledBaselines`).
 
 A task whose tool events name files of another project than the task's (none in the
@@ -37,7 +38,7 @@ from brainbox.state import FILE, TOOL, State
 from brainbox.text import is_deictic, path_tokens, tokens
 
 PARTS = ("normalize", "p1_and_prompt", "encode", "kernel")
-P1_PROBES = ("P1-edit", "P1-read")  # replay_p1's rows
+P1_PROBES = ("P1-edit", "P1-read")  # rows of the kernel's P1 output
 _WARM = False
 
 
@@ -161,7 +162,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                                                             n_methods)
         probes = rec["probes"]
         cb.begin_task(task.id, desc, len(events), nf, nt)
-        p1_at = clock  # P1 is ranked in the kernel (replay_p1), as at this moment
+        p1_at = clock  # P1 is ranked in the kernel (replay_task's first call), as now
         pev = _prompt_event(session, root, desc)
         pev["at"] = clock
         state.fold([pev])  # changes no ranking input (no touches, resources or terms)
@@ -174,6 +175,11 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             ev["at"] = clock
             clock += 1.0
         n_res0, n_terms0, in_order = state.n_res, len(state.terms), state.in_order
+        desc_sess, desc_terms = cb.prompt_args(session, pev["prompt"])
+        p1_gold = np.full((2, max(len(gold[x]) for x in P1_PROBES)), -1, np.int64)
+        for row, name in enumerate(P1_PROBES):
+            p1_gold[row, : len(gold[name])] = sorted(gold[name])
+        p1_out = np.zeros((2, 1 + n_methods), np.float64)
         enc = state.encode(events)
         E = len(events)
         file_rows, new_rows, fpath_rows, tool_reg, tool_new = [], [], [], [], []
@@ -235,11 +241,12 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(bl_sess, np.int64), np.asarray(nf_before, np.int64),
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr.a[: path_ptr.n], path_terms.a[: max(path_terms.n, 1)], q_ids, files_arr,
-            in_proj, cb.f_rand.top_all(nf), cb.t_rand.top_all(nt))
+            in_proj, cb.f_rand.top_all(nf), cb.t_rand.top_all(nt), p1_gold,
+            np.full(1, 2, np.int64), p1_out, desc_terms)
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc),
                         p.max_query_terms, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
                         p.recurrence_from, TOP_K, use, lam, RECENCY_SESSION, RRF_K,
-                        p.min_confidence, in_order, 4, n_res0, n_terms0)
+                        p.min_confidence, in_order, 4, n_res0, n_terms0, p1_at, desc_sess)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
                               tool_events=n_tool_events, file_touches=n_touch,
@@ -250,25 +257,8 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             raise MultiProject(task.id)
 
         t = perf()
-        linked = np.asarray([state.adj_linked], np.int64)
-        if gold["P1-edit"] or gold["P1-read"]:
-            p1_gold = np.full((2, max(len(gold["P1-edit"]), len(gold["P1-read"]))), -1,
-                              np.int64)
-            for row, name in enumerate(P1_PROBES):
-                p1_gold[row, : len(gold[name])] = sorted(gold[name])
-            p1_out = np.zeros((2, 1 + n_methods), np.float64)
-            KR.replay_p1(_engine(state, linked), state.post, P, cb.state, S, p1_at, p1_gold,
-                         p1_out)
-            for row, name in enumerate(P1_PROBES):
-                r = probes[name]
-                r["scored"] += int(p1_out[row, 0])
-                for j in range(n_methods):
-                    r["rr"][j] += float(p1_out[row, 1 + j])
-        cb.prompt(session, pev["prompt"])
-        t_p1 += perf() - t
-
-        t = perf()
         out = np.zeros((2, 4 + n_methods), np.float64)
+        linked = np.asarray([state.adj_linked], np.int64)
         start = 0
         while True:
             status, start, post, ctxmap, grams = KR.replay_task(
@@ -291,6 +281,11 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         t_kernel += perf() - t
 
         t = perf()
+        for row, name in enumerate(P1_PROBES):
+            r = probes[name]
+            r["scored"] += int(p1_out[row, 0])
+            for j in range(n_methods):
+                r["rr"][j] += float(p1_out[row, 1 + j])
         for name, row in (("P2", 0), ("P3", 1)):
             r = probes[name]
             r["probes"] += int(out[row, 0])

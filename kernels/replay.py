@@ -57,12 +57,14 @@ Probes = namedtuple("Probes", (
     # per resource (engine id -> registry id, -1 if not a file / tool)
     "eng2file eng2tool res_path_ptr res_path_terms "
     # per task
-    "q_ids files in_proj rand_files rand_tools"))
+    "q_ids files in_proj rand_files rand_tools "
+    # P1 and the description's prompt for the baselines (replay_task's first call)
+    "p1_gold p1_state p1_out desc_terms"))
 
 Settings = namedtuple("Settings", (
     "nf nt k_files k_tools n_query deictic max_terms seeds hops topk w_floor a_floor "
     "recurrence_from top_n use lam lam_session rrf_k min_conf in_order min_support "
-    "n_res0 n_terms0"))
+    "n_res0 n_terms0 p1_at desc_sess"))
 
 
 @jit
@@ -210,35 +212,12 @@ def _s_max(use, lam, rrf_k):
 
 
 @jit
-def replay_p1(E, post, P, B, S, now, gold, out):
-    """P1 of a task, before its description is folded (``replay_series``' P1): the engine's
-    recall of the description with no session (``brainbox.recall.rank_ids``, limit
-    ``k_files``), the baselines' file rankings and the random one (step 0). ``gold``:
-    per row (P1-edit, P1-read) registry ids, -1 padded (an all -1 row is not scored).
-    Adds to ``out[row]``: scored, then the reciprocal rank of each method."""
+def _p1_score(P, B, S, ranking, c, out):
+    """Score P1: the engine's ranking (``ranking[:c]``), the baselines' file rankings and
+    the random one (step 0) against ``P.p1_gold`` (per row, P1-edit and P1-read: registry
+    ids, -1 padded; an all -1 row is not scored). Adds to ``out[row]``: scored, then the
+    reciprocal rank of each method."""
     nf, k_files = S.nf, S.k_files
-    n_res = S.n_res0
-    ranking = np.empty(k_files, np.int64)
-    c = 0
-    n_files = np.searchsorted(P.files, n_res)
-    if n_files > 0:
-        files = P.files[:n_files]
-        lex_ids, lex_sc, share = bm25_scores(_known(np.sort(P.q_ids), S.n_terms0), S.n_query,
-                                             S.max_terms, files, P.in_proj, E.doclen, post,
-                                             P.in_proj.shape[0])
-        status, cand, _, order, _, present, _ = rank_lexed(
-            lex_ids, lex_sc, share, files, P.in_proj, E.adj_off, E.adj_len, E.pool_dst,
-            E.pool_e, E.ew, E.n_edges[0], E.m[:n_res], E.is_blocked, S.seeds, S.hops,
-            S.topk, S.w_floor, S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order,
-            S.top_n, np.zeros(0, np.int64), S.recurrence_from, np.zeros(0, np.int64),
-            np.zeros(0), S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
-            E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files)
-        if status and present.any():
-            for j in range(min(k_files, order.shape[0])):
-                r = P.eng2file[cand[order[j]]]
-                if 0 <= r < nf and c < k_files:
-                    ranking[c] = r
-                    c += 1
     bl_out = np.empty((4, k_files), np.int64)
     lens = bl_rank_files(B, nf, k_files, bl_out)
     rrow = P.rand_files[0]
@@ -246,8 +225,9 @@ def replay_p1(E, post, P, B, S, now, gold, out):
     while n_rand < rrow.shape[0] and rrow[n_rand] >= 0:
         n_rand += 1
     mark = np.zeros(max(nf, 1), np.bool_)
+    gold = P.p1_gold
     for row in range(gold.shape[0]):
-        if gold[row, 0] < 0:
+        if gold.shape[1] == 0 or gold[row, 0] < 0:
             continue
         for g in gold[row]:
             if g >= 0:
@@ -289,6 +269,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     n_cur = np.searchsorted(P.files, n_res)
     t0 = enc.ev_time[start] if start < n_events else 0.0
     t1 = enc.ev_time[n_events - 1] if n_events else 0.0
+    if P.p1_state[0] == 2:  # P1 ranks at S.p1_at, before the first event
+        t0 = S.p1_at if start >= n_events else min(t0, S.p1_at)
+        t1 = max(t1, S.p1_at)
     lists, list_n, bl_files, slot, lex_rank, share_d = task_lists(
         P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, S.top_n, S.in_order,
         E.bl_cache, P.in_proj.shape[0], P.files.shape[0] - n_cur + 1)
@@ -308,6 +291,44 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     work = spread_work(n_all)  # spreading's scratch (TaskLists)
     act_s = np.zeros(n_all, np.float64)
     parent_s = np.full(n_all, -1, np.int64)
+    if P.p1_state[0] == 2:
+        # P1 (replay_series' P1): the description ranked with no session, as before it is
+        # folded (the engine's fold of it changed no ranking input); then the baselines'
+        # and random rankings. Its lexical scores serve the first event too.
+        c = 0
+        n_files = np.searchsorted(P.files, n_res)
+        if n_files > 0 and P.p1_gold.shape[1] > 0:
+            tids = _known(q_sorted, n_terms)
+            lex_ids, lex_sc, lex_share = bm25_scores(
+                tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj, E.doclen, post,
+                n_all)
+            lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share, lex_sorted,
+                                                 lex_rank, share_d)
+            lex_key = tids.shape[0] * (P.files.shape[0] + 1) + n_files
+            status, cand, _, order, _, present, _ = rank_lexed(
+                lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
+                E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
+                E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor, S.a_floor, E.n, E.last,
+                E.hist, E.hist_len, S.p1_at, S.in_order, S.top_n, no_i, S.recurrence_from,
+                no_i, no_f, S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
+                E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files,
+                TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
+                          bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], rec_kth, work,
+                          act_s, parent_s))
+            if status and present.any():
+                for j in range(min(k_files, order.shape[0])):
+                    r = P.eng2file[cand[order[j]]]
+                    if 0 <= r < nf and c < k_files:
+                        ranking[c] = r
+                        c += 1
+        if P.p1_gold.shape[1] > 0:
+            _p1_score(P, B, S, ranking, c, P.p1_out)
+        P.p1_state[0] = 1
+    if P.p1_state[0] == 1:  # the description, as the baselines' prompt
+        st = bl_prompt(B, S.desc_sess, P.desc_terms)
+        if st:
+            return 100 + st, start, post, ctxmap, grams
+        P.p1_state[0] = 0
     for i in range(start, n_events):
         lo, hi = enc.tch_ptr[i], enc.tch_ptr[i + 1]
         if E.n_edges[0] + RESERVE * (hi - lo) > cap:
