@@ -76,6 +76,18 @@ class CompiledBaselines:
             self.state = K.grow_for_status(self.state, st)
             st = fn(self.state, *args)
 
+    def random_top_all(self, tools: bool, n_universe: int) -> np.ndarray:
+        """``RandomRanks.top_all`` of the file (or tool) random baseline for the current
+        task, drawn by the kernel (``random_top_all``); rows with too few distinct draws
+        take the reference's exact fallback."""
+        rr = self.t_rand if tools else self.f_rand
+        out = np.empty((rr.steps + 1, rr.k), np.int64)
+        bad = K.random_top_all(np.uint64(rr.key), rr.k + rr.EXTRA, n_universe, out)
+        for step in bad.tolist():
+            r = rr.top(step, n_universe)
+            out[step, : len(r)] = r
+        return out
+
     # -- the Baselines API
     def begin_task(self, task_id: str, query: str, steps: int, n_files: int,
                    n_tools: int) -> None:

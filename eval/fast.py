@@ -241,7 +241,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(bl_sess, np.int64), np.asarray(nf_before, np.int64),
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr.a[: path_ptr.n], path_terms.a[: max(path_terms.n, 1)], q_ids, files_arr,
-            in_proj, cb.f_rand.top_all(nf), cb.t_rand.top_all(nt), p1_gold,
+            in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
             np.full(1, 2, np.int64), p1_out, desc_terms)
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc),
                         p.max_query_terms, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,

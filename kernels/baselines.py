@@ -1215,3 +1215,50 @@ def bl_rank_tools(B, n_universe, k, out):
     for j in range(n3, k):
         out[3, j] = EMPTY
     return n0, n1, n2, n3
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
+
+
+@jit
+def random_top_all(key, cols, n_universe, out):
+    """The random baseline's ranking of every step at once (``eval.baselines.RandomRanks``,
+    compiled): row ``i`` draws ``cols`` uniforms (splitmix64 of ``key`` and
+    ``i * cols + j``, 53 bits) scaled to ``[0, n_universe)``, and ``out[i]`` gets its first
+    ``min(k, n_universe)`` distinct draws in draw order (``k = out.shape[1]``), -1 after.
+    ``key`` uint64. Returns the rows with too few distinct draws (left all -1: the caller
+    ranks them by its exact fallback)."""
+    steps, k = out.shape
+    kk = min(k, n_universe)
+    out[:] = -1
+    bad = np.empty(steps, np.int64)
+    n_bad = 0
+    row = np.empty(cols, np.int64)
+    for i in range(steps):
+        for j in range(cols):
+            x = np.uint64(i * cols + j) * _GOLDEN + key
+            x = (x ^ (x >> _S30)) * _MIX1
+            x = (x ^ (x >> _S27)) * _MIX2
+            x ^= x >> _S31
+            row[j] = np.int64(np.float64(x >> _S11) * (1.0 / 9007199254740992.0) * n_universe)
+        c = 0
+        for j in range(cols):
+            if c == kk:
+                break
+            v = row[j]
+            seen = False
+            for q in range(j):
+                if row[q] == v:
+                    seen = True
+                    break
+            if not seen:
+                out[i, c] = v
+                c += 1
+        if c < kk:
+            out[i, :] = -1
+            bad[n_bad] = i
+            n_bad += 1
+    return bad[:n_bad]

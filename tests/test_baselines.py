@@ -4,6 +4,7 @@ and the BM25 documents against the engine's own context terms."""
 import math
 import random
 
+import numpy as np
 import pytest
 from brainbox.eval.baselines import (
     Baselines,
@@ -159,6 +160,12 @@ def test_random_top_all_is_every_step_of_top(k, n):
     for step in range(301):
         want = r.top(step, n)
         assert rows[step].tolist() == want + [-1] * (k - len(want))
+    # the compiled replay's draws (kernels.baselines.random_top_all) are the same rows
+    from brainbox.eval.baselines_fast import CompiledBaselines
+
+    cb = CompiledBaselines(7, "s")
+    cb.t_rand = r
+    np.testing.assert_array_equal(cb.random_top_all(True, n), rows)
 
 
 def test_random_top_is_roughly_uniform():
