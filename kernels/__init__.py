@@ -32,7 +32,7 @@ from .hebbian import (
     rebuild_hash,
 )
 from .ngram import encode_ctx, ngram_pairs
-from .predict import ctx_id, ngram_count, predict_kernel, tool_ids  # noqa: F401
+from .predict import ctx_id, ngram_count, predict_kernel, tool_ids  # noqa: F401 - tool_ids: K.*
 from .rank import (
     base_level_ids,
     base_level_top,
@@ -42,7 +42,13 @@ from .rank import (
     rank_lexed,
     top_k,
 )
-from .spread import SpreadWork, spread, spread_clear, spread_csr, spread_work
+from .spread import (  # noqa: F401 - spreading's scratch helpers, used as K.*
+    SpreadWork,
+    spread,
+    spread_clear,
+    spread_csr,
+    spread_work,
+)
 from .table import (  # noqa: F401 - the engine's count tables, used as K.*
     Table,
     new_table,
@@ -59,7 +65,6 @@ __all__ = [
     "RESERVE",
     "ROW_TOP",
     "WINDOW",
-    "SpreadWork",
     "base_level",
     "base_level_ids",
     "base_level_top",
@@ -86,9 +91,6 @@ __all__ = [
     "rebuild_hash",
     "rrf_fuse",
     "spread",
-    "spread_clear",
     "spread_csr",
-    "spread_work",
-    "tool_ids",
     "top_k",
 ]
