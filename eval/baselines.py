@@ -466,25 +466,12 @@ class RandomRanks:
         return rng.permutation(n_universe)[:k].tolist()
 
     def top_all(self, n_universe: int) -> np.ndarray:
-        """Every step's ranking (``top``) as int64[steps + 1, k], -1 padded: the rows whose
-        first draws are distinct copied at once (the compiled replay's input)."""
+        """Every step's ranking (``top``) as int64[steps + 1, k], -1 padded: the reference of
+        the compiled replay's ``kernels.baselines.random_top_all``."""
         out = np.full((self.steps + 1, self.k), -1, np.int64)
-        k = min(self.k, n_universe)
-        if k <= 0:
-            return out
-        self.top(0, n_universe)  # draws the rows for this universe
-        out[self.distinct, :k] = self.idx[self.distinct, :k]
-        rows = np.flatnonzero(~self.distinct)
-        if rows.size:  # the first k distinct draws of each row (``dict.fromkeys``), at once
-            sub = self.idx[rows]
-            w = sub.shape[1]
-            seen = ((sub[:, :, None] == sub[:, None, :]) & np.tri(w, w, -1, dtype=bool)).any(2)
-            first = np.argsort(seen, axis=1, kind="stable")[:, :k]
-            enough = (~seen).sum(1) >= k
-            out[rows[enough], :k] = np.take_along_axis(sub, first, 1)[enough]
-            for step in rows[~enough].tolist():  # Fisher-Yates rows (tiny universes)
-                r = self.top(step, n_universe)
-                out[step, : len(r)] = r
+        for step in range(self.steps + 1):
+            r = self.top(step, n_universe)
+            out[step, : len(r)] = r
         return out
 
 
