@@ -33,7 +33,8 @@ from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
 from .hebbian import RESERVE, find_edge, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel, tool_ids
-from .rank import TaskLists, bm25_scores, rank_lexed, task_lex, task_lists, task_touch
+from .rank import (TaskLists, bm25_scores, first_depth, rank_lexed, task_lex, task_lists,
+                   task_touch, top_k)
 from .spread import spread_work
 from .table import table_add
 
@@ -136,11 +137,13 @@ def _rec_fold(rc_ids, rc_dense, touched, before, E, in_proj):
 
 
 @jit
-def _rec_max(rc_dense, src, best, ids, sc):
+def _rec_max(rc_dense, src, best, ids, sc, guess, sel_i, sel_s):
     """The recurrence channel from cached rows: ``best[v]`` the largest of rows ``src`` at
-    ``v`` (0 if none), and its positive entries in ``ids``/``sc`` (ascending); returns how
-    many. Row by row with ``np.maximum`` (faster here than a loop over sources per entry),
-    then one branch-free pass to list the positives."""
+    ``v`` (0 if none), and its positive entries in ``ids``/``sc`` (ascending); returns
+    ``(c, a)``: how many, and how many of them score above ``guess`` (>= 0), listed in
+    ``sel_i``/``sel_s`` (ascending), so the channel's top needs no second pass when the
+    guess is close (``_rec_top``). Row by row with ``np.maximum`` (faster here than a loop
+    over sources per entry), then one branch-free pass to list both."""
     if src.shape[0] == 0:
         best[:] = 0.0
     else:
@@ -148,12 +151,25 @@ def _rec_max(rc_dense, src, best, ids, sc):
         for j in range(1, src.shape[0]):
             np.maximum(best, rc_dense[src[j]], best)
     c = 0
+    a = 0
     for v in range(best.shape[0]):
         x = best[v]
         ids[c] = v
         sc[c] = x
         c += x > 0.0
-    return c
+        sel_i[a] = v
+        sel_s[a] = x
+        a += x > guess
+    return c, a
+
+
+@jit
+def _rec_top(ids, sc, sel_i, sel_s, a, k):
+    """``rank.top_k_above(ids, sc, k, guess)`` given the ``a`` entries above the guess
+    (``_rec_max``): when at least k of them and not all, the k best are among them."""
+    if a < k or a == ids.shape[0]:
+        return top_k(ids, sc, k)
+    return top_k(sel_i[:a], sel_s[:a], k)
 
 
 @jit
@@ -285,8 +301,11 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
     rec_ids = np.empty(rec_best.shape[0], np.int64)  # its positive entries (rank.TaskLists)
     rec_sc = np.empty(rec_best.shape[0], np.float64)
+    rec_sel_i = np.empty(rec_best.shape[0], np.int64)  # those above the guess (_rec_max)
+    rec_sel_s = np.empty(rec_best.shape[0], np.float64)
     rec_src = np.empty(max(S.recurrence_from, 0), np.int64)
     rec_kth = np.zeros(1, np.float64)
+    rec_top = no_i
     tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
     work = spread_work(n_all)  # spreading's scratch (TaskLists)
     act_s = np.zeros(n_all, np.float64)
@@ -313,8 +332,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 no_i, no_f, S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
                 E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files,
                 TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
-                          bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], rec_kth, work,
-                          act_s, parent_s))
+                          bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], rec_kth, no_i,
+                          work, act_s, parent_s))
             if status and present.any():
                 for j in range(min(k_files, order.shape[0])):
                     r = P.eng2file[cand[order[j]]]
@@ -402,6 +421,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     s_max = _s_max(S.use, lam, S.rrf_k)
                     limit = k_files + P.nf_before[i] - nf
                     n_pos = 0
+                    rec_top = no_i
                     if use_rec and window.shape[0]:
                         n_src = 0
                         for j in range(max(0, window.shape[0] - S.recurrence_from),
@@ -409,7 +429,13 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             rec_src[n_src] = _rec_row(rc_ids, rc_age, rc_dense, window[j], i,
                                                       E, P.in_proj)
                             n_src += 1
-                        n_pos = _rec_max(rc_dense, rec_src[:n_src], rec_best, rec_ids, rec_sc)
+                        n_pos, n_above = _rec_max(rc_dense, rec_src[:n_src], rec_best, rec_ids,
+                                                  rec_sc, 0.9 * rec_kth[0], rec_sel_i, rec_sel_s)
+                        if n_pos:  # its top, and the guess for the next call (scores move little)
+                            rec_top, top_s = _rec_top(rec_ids[:n_pos], rec_sc[:n_pos], rec_sel_i,
+                                                      rec_sel_s, n_above,
+                                                      min(first_depth(limit), n_pos))
+                            rec_kth[0] = top_s[-1]
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
@@ -419,7 +445,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
-                                  rec_kth, work, act_s, parent_s))
+                                  rec_kth, rec_top, work, act_s, parent_s))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):

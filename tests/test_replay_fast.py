@@ -68,23 +68,37 @@ def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():
         replay_series_fast(tasks, series="x")
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_recurrence_maximum_of_cached_rows(seed):
     """``_rec_max``: the element-wise maximum of the window's cached rows (0 where none),
-    and its positive entries in id order, as numpy gives them."""
+    its positive entries in id order, and those above the guess, as numpy gives them;
+    ``_rec_top`` then ranks the channel's top as ``top_k_above`` does, for guesses below,
+    at, between and above the scores."""
     import numpy as np
-    from brainbox.kernels.replay import _rec_max
+    from brainbox.kernels.rank import top_k_above
+    from brainbox.kernels.replay import _rec_max, _rec_top
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
     rows = np.where(rng.random((8, n)) < 0.3, rng.integers(1, 6, (8, n)) / 4.0, 0.0)
     src = rng.choice(8, int(rng.integers(0, 6)), replace=False).astype(np.int64)
-    best, ids, sc = np.full(n, 9.0), np.empty(n, np.int64), np.empty(n)
-    c = _rec_max(rows, src, best, ids, sc)
     want = rows[src].max(axis=0) if src.size else np.zeros(n)
-    np.testing.assert_array_equal(best, want)
-    np.testing.assert_array_equal(ids[:c], np.flatnonzero(want > 0))
-    np.testing.assert_array_equal(sc[:c], want[want > 0])
+    for guess in (0.0, 0.25, 0.5, 0.6, 1.0, 1.25, 2.0):
+        best, ids, sc = np.full(n, 9.0), np.empty(n, np.int64), np.empty(n)
+        sel_i, sel_s = np.empty(n, np.int64), np.empty(n)
+        c, a = _rec_max(rows, src, best, ids, sc, guess, sel_i, sel_s)
+        np.testing.assert_array_equal(best, want)
+        np.testing.assert_array_equal(ids[:c], np.flatnonzero(want > 0))
+        np.testing.assert_array_equal(sc[:c], want[want > 0])
+        np.testing.assert_array_equal(sel_i[:a], np.flatnonzero(want > guess))
+        np.testing.assert_array_equal(sel_s[:a], want[want > guess])
+        for k in {1, 3, 10, c}:
+            if not 0 < k <= c:
+                continue
+            got = _rec_top(ids[:c], sc[:c], sel_i, sel_s, a, k)
+            ref = top_k_above(ids[:c], sc[:c], k, guess)
+            np.testing.assert_array_equal(got[0], ref[0])
+            np.testing.assert_array_equal(got[1], ref[1])
 
 
 def test_recurrence_cache_follows_the_rows():
