@@ -1,6 +1,7 @@
 """Replay throughput on the synthetic workload, as whole `brainbox replay` processes.
 
     python benchmarks/measure_replay.py 100000 1000000 [--runs 3] [--projects P] [--workers W]
+    python benchmarks/measure_replay.py 100000 1000000 3000000 --events-per-project 100000
 
 For each size: `runs` runs of `brainbox replay --synthetic N --bootstrap 0 --json F`, then
 the median of the report's figures: events per second per core (series CPU time, the
@@ -8,6 +9,12 @@ issue's measure), events per second of wall time, and the replay's parts (second
 first run on a machine compiles the replay loop (reported as warm-up, excluded from the
 per-core figure). The machine is shared: read medians, and compare against a baseline run
 in the same go.
+
+The synthetic repository gains a file per 200 of its events, so with one project a larger
+size is also a larger repository (5,000 files at 1M events) and recall, which ranks every
+file, costs more per event. ``--events-per-project E`` holds the repository size fixed
+instead (``size // E`` projects, each a series of its own): the figure for cost against
+events alone.
 """
 
 from __future__ import annotations
@@ -36,24 +43,27 @@ def main(argv=None) -> None:
     ap.add_argument("sizes", nargs="+", type=int, help="synthetic events per run")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--projects", type=int, default=1)
+    ap.add_argument("--events-per-project", type=int, default=0,
+                    help="projects = size // this (overrides --projects): fixed repository size")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run's figures here")
     a = ap.parse_args(argv)
     report = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in a.sizes:
+            projects = max(1, n // a.events_per_project) if a.events_per_project else a.projects
             runs = []
             for r in range(a.runs):
-                runs.append(run_once(n, a.projects, a.workers, Path(tmp) / f"r{n}_{r}.json"))
+                runs.append(run_once(n, projects, a.workers, Path(tmp) / f"r{n}_{r}.json"))
                 x = runs[-1]
                 print(f"{n:>9,} events  run {r + 1}: {x['per_core']:,.0f} events/s per core, "
                       f"{x['wall']:,.0f} wall, warm-up {x['warmup_s']:.1f} s", flush=True)
             med = {k: statistics.median(x[k] for x in runs) for k in ("per_core", "wall")}
             parts = {k: statistics.median(x["parts"][k] for x in runs) for k in runs[0]["parts"]}
-            print(f"{n:>9,} events  median of {a.runs}: {med['per_core']:,.0f} events/s per "
-                  f"core, {med['wall']:,.0f} wall; parts (s) "
+            print(f"{n:>9,} events ({projects} project(s))  median of {a.runs}: "
+                  f"{med['per_core']:,.0f} events/s per core, {med['wall']:,.0f} wall; parts (s) "
                   + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()), flush=True)
-            report.append({"events": n, "projects": a.projects, "workers": a.workers,
+            report.append({"events": n, "projects": projects, "workers": a.workers,
                            "runs": runs, "median": med, "median_parts": parts})
     if a.json:
         a.json.write_text(json.dumps(report, indent=1))

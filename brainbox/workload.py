@@ -46,8 +46,13 @@ def project_layout(rng: random.Random, n_files: int) -> list[list[str]]:
 
 
 def generate(events: int = 2000, files: int = 60, sessions: int | None = None,
-             projects: int = 1, seed: int = 7, start: float = 1_760_000_000.0):
-    """Yield raw record dicts (the `record --jsonl` schema), about `events` of them."""
+             projects: int = 1, seed: int = 7, start: float = 1_760_000_000.0,
+             only: int | None = None):
+    """Yield raw record dicts (the `record --jsonl` schema), about `events` of them.
+
+    ``only``: yield just project ``only``'s events, exactly those the whole stream holds
+    (the other sessions' random draws are made, their records are not built), so one
+    series of a many-project workload costs little more than its own events."""
     rng = random.Random(seed)
     layouts = [project_layout(rng, files) for _ in range(projects)]
     roots = [f"/work/project{p}" for p in range(projects)]
@@ -57,6 +62,7 @@ def generate(events: int = 2000, files: int = 60, sessions: int | None = None,
     s = 0
     while produced < events:
         p = rng.randrange(projects)
+        build = only is None or p == only
         root, modules = roots[p], layouts[p]
         # Zipf-like choice of module: a few modules get most of the work.
         mod = modules[min(int(rng.paretovariate(1.2)) - 1, len(modules) - 1)]
@@ -66,36 +72,49 @@ def generate(events: int = 2000, files: int = 60, sessions: int | None = None,
         out = []
         base = {"session": session, "cwd": root, "project": root}
         name = mod[0].split("/")[1]
-        out.append({**base, "kind": "prompt",
-                    "prompt": f"fix the {name} {rng.choice(WORDS)} bug in {name}"})
-        out.append({**base, "tool": "Grep", "args": name, "files": mod[:2], "action": "search"})
+        word = rng.choice(WORDS)
+        n_out = 2
+        if build:
+            out.append({**base, "kind": "prompt", "prompt": f"fix the {name} {word} bug in {name}"})
+            out.append({**base, "tool": "Grep", "args": name, "files": mod[:2],
+                        "action": "search"})
         work = mod[:-1]
-        while len(out) < budget:
+        while n_out < budget:
+            n_out += 1
             step = rng.random()
             if step < 0.45:
                 f = work[min(int(rng.expovariate(0.8)), len(work) - 1)]
-                out.append({**base, "tool": "Read", "files": [f], "action": "read"})
+                if build:
+                    out.append({**base, "tool": "Read", "files": [f], "action": "read"})
             elif step < 0.7:
                 f = work[min(int(rng.expovariate(1.0)), len(work) - 1)]
-                out.append({**base, "tool": "Edit", "files": [f], "action": "edit"})
+                if build:
+                    out.append({**base, "tool": "Edit", "files": [f], "action": "edit"})
             elif step < 0.9:
                 failed = rng.random() < 0.3
-                ev = {**base, "tool": "Bash:pytest", "command": f"pytest {mod[-1]}",
-                      "files": [mod[-1]], "action": "run", "exit_code": 1 if failed else 0}
-                if failed:
-                    ev["error"] = rng.choice(ERRORS)
-                out.append(ev)
+                error = rng.choice(ERRORS) if failed else None
+                if build:
+                    ev = {**base, "tool": "Bash:pytest", "command": f"pytest {mod[-1]}",
+                          "files": [mod[-1]], "action": "run", "exit_code": 1 if failed else 0}
+                    if failed:
+                        ev["error"] = error
+                    out.append(ev)
             elif step < 0.95:
-                other = rng.choice(modules)
-                out.append({**base, "tool": "Read", "files": [rng.choice(other)],
-                            "action": "read"})
-            else:
+                f = rng.choice(rng.choice(modules))
+                if build:
+                    out.append({**base, "tool": "Read", "files": [f], "action": "read"})
+            elif build:
                 out.append({**base, "tool": "TodoWrite", "action": "plan"})
-        for ev in out[:budget]:
-            t += 1.0
-            ev["at"] = t
-            produced += 1
-            yield ev
+        if build:
+            for ev in out[:budget]:
+                t += 1.0
+                ev["at"] = t
+                produced += 1
+                yield ev
+        else:
+            for _ in range(min(n_out, budget)):  # the same sums as the loop above
+                t += 1.0
+                produced += 1
         t += 3600.0 * rng.uniform(0.5, 30)
 
 

@@ -152,7 +152,7 @@ def synthetic_tasks(spec: dict, project: int | None = None):
     root = None if project is None else f"/work/project{project}"
     cur, evs = None, []
     for raw in generate(events=spec["events"], files=spec["files"], sessions=spec["sessions"],
-                        projects=spec["projects"], seed=spec["seed"]):
+                        projects=spec["projects"], seed=spec["seed"], only=project):
         if root is not None and raw["project"] != root:
             continue
         if raw["session"] != cur:

@@ -227,6 +227,20 @@ def test_synthetic_tasks_are_sessions_in_order_with_the_prompt_as_description():
         assert all(t.gold_edit or t.gold_read for t in ts)
 
 
+@pytest.mark.parametrize("projects,seed", [(1, 3), (3, 7), (5, 11)])
+def test_one_project_of_the_workload_is_that_project_of_the_whole_stream(projects, seed):
+    """``generate(only=p)`` (one synthetic series) yields exactly project p's records of the
+    whole stream, times included: skipping the other sessions draws the same numbers."""
+    from brainbox.workload import generate
+
+    kw = dict(events=4000, files=70, sessions=50, projects=projects, seed=seed)
+    whole = list(generate(**kw))
+    assert len(whole) == 4000
+    for p in range(projects):
+        mine = [e for e in whole if e["project"] == f"/work/project{p}"]
+        assert mine and list(generate(**kw, only=p)) == mine
+
+
 def test_selection_ranks_repositories_alternates_splits_and_keeps_the_earliest_tasks():
     def t(repo, n):
         return Task(id=f"{repo}-{n}", repo=repo, order=n, description="", events=[],
