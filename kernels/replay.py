@@ -165,8 +165,27 @@ def _rec_max(rc_dense, src, best, ids, sc, guess, sel_i, sel_s):
 
 @jit
 def _rec_top(ids, sc, sel_i, sel_s, a, k):
-    """``rank.top_k_above(ids, sc, k, guess)`` given the ``a`` entries above the guess
-    (``_rec_max``): when at least k of them and not all, the k best are among them."""
+    """``rank.top_k(ids, sc, k)`` (ids ascending, scores positive), given the ``a`` entries
+    above a guess (``_rec_max``). Weights saturate (a pair seen often has weight 1), so the
+    best score is often held by k or more entries: then they are the first k of them in id
+    order. Otherwise ``rank.top_k_above``'s rule: when at least k are above the guess and
+    not all, the k best are among them."""
+    if k <= 0:
+        return top_k(ids, sc, k)
+    m = sc.max()
+    n_m = 0
+    for j in range(sc.shape[0]):
+        n_m += sc[j] == m
+    if n_m >= k:
+        out_i = np.empty(k, np.int64)
+        c = 0
+        for j in range(sc.shape[0]):
+            if sc[j] == m:
+                out_i[c] = ids[j]
+                c += 1
+                if c == k:
+                    break
+        return out_i, np.full(k, m)
     if a < k or a == ids.shape[0]:
         return top_k(ids, sc, k)
     return top_k(sel_i[:a], sel_s[:a], k)
