@@ -50,71 +50,67 @@ def generate(events: int = 2000, files: int = 60, sessions: int | None = None,
              only: int | None = None):
     """Yield raw record dicts (the `record --jsonl` schema), about `events` of them.
 
-    ``only``: yield just project ``only``'s events, exactly those the whole stream holds
-    (the other sessions' random draws are made, their records are not built), so one
-    series of a many-project workload costs little more than its own events."""
+    With several projects, each session's project, length and the pause after it come from
+    the main random stream and its content from its project's own stream, so ``only``
+    (yield just project ``only``'s records, exactly those the whole stream holds) skips
+    the other sessions without drawing them: one series of a many-project workload costs
+    its own events. One project uses one stream throughout."""
     rng = random.Random(seed)
     layouts = [project_layout(rng, files) for _ in range(projects)]
     roots = [f"/work/project{p}" for p in range(projects)]
+    streams = [rng] if projects == 1 else [random.Random(f"{seed}/{p}") for p in range(projects)]
     per_session = max(8, events // sessions) if sessions else 60
     t = start
     produced = 0
     s = 0
     while produced < events:
         p = rng.randrange(projects)
-        build = only is None or p == only
-        root, modules = roots[p], layouts[p]
-        # Zipf-like choice of module: a few modules get most of the work.
-        mod = modules[min(int(rng.paretovariate(1.2)) - 1, len(modules) - 1)]
         session = f"s{s:06d}"
         s += 1
         budget = min(per_session, events - produced)
+        if only is not None and p != only:
+            for _ in range(budget):  # the same sums as yielding them
+                t += 1.0
+            produced += budget
+            t += 3600.0 * rng.uniform(0.5, 30)
+            continue
+        r = streams[p]
+        root, modules = roots[p], layouts[p]
+        # Zipf-like choice of module: a few modules get most of the work.
+        mod = modules[min(int(r.paretovariate(1.2)) - 1, len(modules) - 1)]
         out = []
         base = {"session": session, "cwd": root, "project": root}
         name = mod[0].split("/")[1]
-        word = rng.choice(WORDS)
-        n_out = 2
-        if build:
-            out.append({**base, "kind": "prompt", "prompt": f"fix the {name} {word} bug in {name}"})
-            out.append({**base, "tool": "Grep", "args": name, "files": mod[:2],
-                        "action": "search"})
+        out.append({**base, "kind": "prompt",
+                    "prompt": f"fix the {name} {r.choice(WORDS)} bug in {name}"})
+        out.append({**base, "tool": "Grep", "args": name, "files": mod[:2], "action": "search"})
         work = mod[:-1]
-        while n_out < budget:
-            n_out += 1
-            step = rng.random()
+        while len(out) < budget:
+            step = r.random()
             if step < 0.45:
-                f = work[min(int(rng.expovariate(0.8)), len(work) - 1)]
-                if build:
-                    out.append({**base, "tool": "Read", "files": [f], "action": "read"})
+                f = work[min(int(r.expovariate(0.8)), len(work) - 1)]
+                out.append({**base, "tool": "Read", "files": [f], "action": "read"})
             elif step < 0.7:
-                f = work[min(int(rng.expovariate(1.0)), len(work) - 1)]
-                if build:
-                    out.append({**base, "tool": "Edit", "files": [f], "action": "edit"})
+                f = work[min(int(r.expovariate(1.0)), len(work) - 1)]
+                out.append({**base, "tool": "Edit", "files": [f], "action": "edit"})
             elif step < 0.9:
-                failed = rng.random() < 0.3
-                error = rng.choice(ERRORS) if failed else None
-                if build:
-                    ev = {**base, "tool": "Bash:pytest", "command": f"pytest {mod[-1]}",
-                          "files": [mod[-1]], "action": "run", "exit_code": 1 if failed else 0}
-                    if failed:
-                        ev["error"] = error
-                    out.append(ev)
+                failed = r.random() < 0.3
+                ev = {**base, "tool": "Bash:pytest", "command": f"pytest {mod[-1]}",
+                      "files": [mod[-1]], "action": "run", "exit_code": 1 if failed else 0}
+                if failed:
+                    ev["error"] = r.choice(ERRORS)
+                out.append(ev)
             elif step < 0.95:
-                f = rng.choice(rng.choice(modules))
-                if build:
-                    out.append({**base, "tool": "Read", "files": [f], "action": "read"})
-            elif build:
+                other = r.choice(modules)
+                out.append({**base, "tool": "Read", "files": [r.choice(other)],
+                            "action": "read"})
+            else:
                 out.append({**base, "tool": "TodoWrite", "action": "plan"})
-        if build:
-            for ev in out[:budget]:
-                t += 1.0
-                ev["at"] = t
-                produced += 1
-                yield ev
-        else:
-            for _ in range(min(n_out, budget)):  # the same sums as the loop above
-                t += 1.0
-                produced += 1
+        for ev in out[:budget]:
+            t += 1.0
+            ev["at"] = t
+            produced += 1
+            yield ev
         t += 3600.0 * rng.uniform(0.5, 30)
 
 
