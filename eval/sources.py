@@ -149,12 +149,9 @@ def synthetic_tasks(spec: dict, project: int | None = None):
     """Tasks (sessions) of the synthetic workload, lazily; only ``project`` if given."""
     from brainbox.workload import generate
 
-    root = None if project is None else f"/work/project{project}"
     cur, evs = None, []
     for raw in generate(events=spec["events"], files=spec["files"], sessions=spec["sessions"],
                         projects=spec["projects"], seed=spec["seed"], only=project):
-        if root is not None and raw["project"] != root:
-            continue
         if raw["session"] != cur:
             if evs:
                 yield _synthetic_task(evs)
