@@ -891,14 +891,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
             deep_ids[RECURRENCE] = tl.rec_ids
             deep_sc[RECURRENCE] = tl.rec_sc
             deep_dense[RECURRENCE] = tl.rec_best
-            if tl.rec_top.shape[0]:
-                deep_top[RECURRENCE] = tl.rec_top
-            else:
-                top_i, top_s = top_k_above(tl.rec_ids, tl.rec_sc,
-                                           min(first_depth(limit), tl.rec_ids.shape[0]),
-                                           0.9 * tl.rec_kth[0])
-                deep_top[RECURRENCE] = top_i
-                tl.rec_kth[0] = top_s[-1]  # the next call's guess (scores move a little)
+            deep_top[RECURRENCE] = tl.rec_top  # (empty: _fuse_top ranks it)
             present[RECURRENCE] = True
     elif use[RECURRENCE] and window.shape[0]:
         best = np.zeros(n_res, np.float64)
@@ -970,7 +963,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
 
 TaskLists = namedtuple("TaskLists", (
     "lex_sorted lex_sorted_sc lex_rank share_d lists list_n bl_files slot rec_best rec_ids "
-    "rec_sc rec_kth rec_top work act parent"))
+    "rec_sc rec_top work act parent"))
 TaskLists.__doc__ = """What ``rank_lexed`` needs from a caller that ranks one query many times while
 the state changes a little between calls (the replay, event by event within a task).
 
@@ -986,10 +979,9 @@ the state changes a little between calls (the replay, event by event within a ta
 - ``rec_best`` float64[N]: the recurrence channel's scores (each project file's strongest
   edge from the window's last ``recurrence_from`` resources, 0 if none), which the caller
   keeps from cached rows (``kernels.replay``); zero-length: scan the rows here.
-  ``rec_ids``/``rec_sc``: its positive entries, ids ascending; ``rec_kth`` float64[1] the
-  previous call's ``first_depth``-th best score (a guess for ``top_k_above``; 0 at first);
-  ``rec_top`` its best ``first_depth(limit)`` ids, best first, if the caller ranked them
-  already (zero-length: ranked here, and ``rec_kth`` updated).
+  ``rec_ids``/``rec_sc``: its positive entries, ids ascending; ``rec_top`` its best
+  ``first_depth(limit)`` ids, best first, if the caller ranked them already (zero-length:
+  the fusion ranks them).
 - ``work`` (:data:`~.spread.SpreadWork`), ``act`` float64[N] all 0, ``parent`` int64[N] all
   -1: spreading's scratch, so that the associative channel costs what it reaches, not a
   pass over every resource (left clean on return). Parents are not returned with

@@ -33,8 +33,16 @@ from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
 from .hebbian import RESERVE, find_edge, fold_touches
 from .ngram import ngram_pairs
 from .predict import ngram_count, predict_kernel, tool_ids
-from .rank import (TaskLists, bm25_scores, first_depth, rank_lexed, task_lex, task_lists,
-                   task_touch, top_k)
+from .rank import (
+    TaskLists,
+    bm25_scores,
+    first_depth,
+    rank_lexed,
+    task_lex,
+    task_lists,
+    task_touch,
+    top_k,
+)
 from .spread import spread_work
 from .table import table_add
 
@@ -351,8 +359,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 no_i, no_f, S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
                 E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files,
                 TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
-                          bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], rec_kth, no_i,
-                          work, act_s, parent_s))
+                          bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], no_i, work,
+                          act_s, parent_s))
             if status and present.any():
                 for j in range(min(k_files, order.shape[0])):
                     r = P.eng2file[cand[order[j]]]
@@ -464,7 +472,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
-                                  rec_kth, rec_top, work, act_s, parent_s))
+                                  rec_top, work, act_s, parent_s))
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):

@@ -508,7 +508,7 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
                                   np.zeros((0, 3)))[0]
         assert set(bl_top.tolist()) <= set(bl_files[: list_n[2]].tolist())
         tl = TaskLists(lex_sorted, lex_sc, lex_rank, share_d, lists, list_n, bl_files, slot,
-                       np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(1),
+                       np.zeros(0), np.zeros(0, np.int64), np.zeros(0),
                        np.zeros(0, np.int64), work, act, parent)
         rest = args[7:]
         want = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest)
