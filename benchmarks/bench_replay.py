@@ -63,6 +63,34 @@ class ReplaySynthetic:
     track_events_per_second.unit = "events/s"
 
 
+class ReplayWithoutRecall:
+    """The compiled replay with every recall channel ablated: learning, the baselines, P1/P3
+    and the probes without the engine's file ranking. Beside ``ReplaySynthetic`` it splits
+    a change in throughput into recall and everything else (``benchmarks/measure_replay.py
+    --without-recall`` does the same for whole processes at any size)."""
+
+    params = SIZES
+    param_names = ["events"]  # noqa: RUF012 - asv reads a list
+    timeout = 1800
+    number = 1
+    repeat = (1, 3, 900)
+    ABLATE = ("lexical", "associative", "frequency", "recency", "base_level", "recurrence")
+
+    def setup_cache(self):
+        return {n: _tasks(n) for n in SIZES}
+
+    def setup(self, cache, n):
+        from brainbox.eval import fast
+
+        fast.warmup()
+        self.tasks = _copy(cache[n])
+
+    def time_replay(self, cache, n):
+        from brainbox.eval.fast import replay_series_fast
+
+        replay_series_fast(self.tasks, series="bench", ablate=self.ABLATE)
+
+
 class ReplayQuality:
     """brainbox's MRR on the fixed development slice (NaN without data)."""
 

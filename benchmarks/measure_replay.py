@@ -34,7 +34,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 RECALL_CHANNELS = ("lexical", "associative", "frequency", "recency", "base_level", "recurrence")
 
 
