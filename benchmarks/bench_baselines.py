@@ -38,7 +38,7 @@ def series(events: int, files: int | None):
     return list(synthetic_tasks(spec, 0))
 
 
-def time_python(make, calls) -> dict:
+def per_call_times(make, calls) -> dict:
     """Per-call times (seconds) by method, one pass over ``calls``."""
     base = make()
     per = {m: [] for m in TIMED}
@@ -143,7 +143,7 @@ def drive(B, ops, pool, fpool, npool, ppool, k_files, k_tools, out_f, out_t, mas
     return acc, bad
 
 
-def time_jitted(enc, reps: int) -> dict:
+def jitted_times(enc, reps: int) -> dict:
     ops, pool, fpool, npool, ppool, cap = enc
     out_f = np.empty((4, 10), np.int64)
     out_t = np.empty((4, 3), np.int64)
@@ -199,8 +199,8 @@ def main(argv=None) -> None:
     warm = CompiledBaselines(0, "warm")
     for name, args in calls[:200]:
         getattr(warm, name)(*args)
-    py = [time_python(lambda: Baselines(0, "bench"), calls) for _ in range(a.py_reps)]
-    cp = [time_python(lambda: CompiledBaselines(0, "bench"), calls) for _ in range(a.py_reps)]
+    py = [per_call_times(lambda: Baselines(0, "bench"), calls) for _ in range(a.py_reps)]
+    cp = [per_call_times(lambda: CompiledBaselines(0, "bench"), calls) for _ in range(a.py_reps)]
     sp, sc = summary(py), summary(cp)
     print(f"{'µs per call (median / mean)':<28}{'Baselines':>22}{'CompiledBaselines':>22}")
     for m in TIMED:
@@ -208,7 +208,7 @@ def main(argv=None) -> None:
             print(f"{m + f' (n={sp[m][2]})':<28}{sp[m][0]:>12.2f} /{sp[m][1]:>8.2f}"
                   f"{sc[m][0]:>12.2f} /{sc[m][1]:>8.2f}")
     enc = encode(calls)
-    j = time_jitted(enc, a.reps)
+    j = jitted_times(enc, a.reps)
     print("jitted loop (median of", a.reps, "runs):")
     print(f"  updates {j['updates_us_per_tool_event']:.3f} µs per tool event (begin/prompt/end "
           f"included); rank_files {j['rank_files_us']:.3f} µs; rank_tools "

@@ -31,7 +31,7 @@ def load_baseline(path):
     return mod
 
 
-def time_fold(fold, touches, kind, S, E, engine_layout, lists=False):
+def fold_seconds(fold, touches, kind, S, E, engine_layout, lists=False):
     """(wall, CPU) seconds for one fold of all touches into fresh arrays sized like the full
     state, and the resulting arrays (without the hash). CPU time leaves out the time other
     processes had the core, not their effect on the caches. ``lists``: with spreading's row
@@ -89,16 +89,16 @@ def main(sizes, baseline=None):
         kind = st.kind[:N]
         kernel, kernel_old, kernel_lists = [], [], []
         few = tuple(x[:100] for x in touches)
-        time_fold(K.fold_touches, few, kind, S, E, True)  # load or compile outside the timing
-        time_fold(K.fold_touches, few, kind, S, E, True, lists=True)
+        fold_seconds(K.fold_touches, few, kind, S, E, True)  # load or compile outside the timing
+        fold_seconds(K.fold_touches, few, kind, S, E, True, lists=True)
         if old is not None:
-            time_fold(old.fold_touches, few, kind, S, E, False)
+            fold_seconds(old.fold_touches, few, kind, S, E, False)
         for _ in range(RUNS):  # alternate with the baseline, if any
-            took, a = time_fold(K.fold_touches, touches, kind, S, E, True)
+            took, a = fold_seconds(K.fold_touches, touches, kind, S, E, True)
             kernel.append(took)
-            kernel_lists.append(time_fold(K.fold_touches, touches, kind, S, E, True, True)[0])
+            kernel_lists.append(fold_seconds(K.fold_touches, touches, kind, S, E, True, True)[0])
             if old is not None:
-                took, b = time_fold(old.fold_touches, touches, kind, S, E, False)
+                took, b = fold_seconds(old.fold_touches, touches, kind, S, E, False)
                 kernel_old.append(took)
                 ne = int(a["ne"][0])
                 edge = ("esrc", "edst", "ew", "ecount", "etime")
