@@ -147,10 +147,10 @@ def main(sizes, baseline=None):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    base = None
-    if "--baseline" in args:
-        i = args.index("--baseline")
-        base = args[i + 1]
-        del args[i:i + 2]
-    main([int(x) for x in args] or [20_000, 1_000_000], base)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("events", nargs="*", type=int, help="workload sizes (default 20000 1000000)")
+    ap.add_argument("--baseline", metavar="FILE", help="an older kernels/hebbian.py to time beside")
+    a = ap.parse_args()
+    main(a.events or [20_000, 1_000_000], a.baseline)
