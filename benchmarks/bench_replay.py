@@ -74,7 +74,6 @@ class ReplayWithoutRecall:
     timeout = 1800
     number = 1
     repeat = (1, 3, 900)
-    ABLATE = ("lexical", "associative", "frequency", "recency", "base_level", "recurrence")
 
     def setup_cache(self):
         return {n: _tasks(n) for n in SIZES}
@@ -82,13 +81,15 @@ class ReplayWithoutRecall:
     def setup(self, cache, n):
         from brainbox.eval import fast
 
+        from brainbox.recall import CHANNELS
+
         fast.warmup()
+        self.replay = fast.replay_series_fast
+        self.ablate = CHANNELS  # every recall channel
         self.tasks = _copy(cache[n])
 
     def time_replay(self, cache, n):
-        from brainbox.eval.fast import replay_series_fast
-
-        replay_series_fast(self.tasks, series="bench", ablate=self.ABLATE)
+        self.replay(self.tasks, series="bench", ablate=self.ablate)
 
 
 class ReplayQuality:

@@ -18,9 +18,9 @@ instead (``size // E`` projects, each a series of its own): the figure for cost 
 events alone.
 
 ``--without-recall`` alternates each run with one that ablates every recall channel
-(`--ablate` each of them): learning, the baselines, P1/P3 and the probes' bookkeeping
-still run, and so does keeping the lexical scores current; the engine's ranking of files
-(its channels and their fusion) does not. The second figure bounds what any faster
+(`--ablate` each of ``brainbox.recall.CHANNELS``): learning, the baselines, P1/P3 and
+the probes' bookkeeping still run, and so does keeping the lexical scores current; the
+engine's ranking of files (its channels and their fusion) does not. The second figure bounds what any faster
 recall can give: the throughput with a ranking that costs nothing.
 """
 
@@ -33,8 +33,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-RECALL_CHANNELS = ("lexical", "associative", "frequency", "recency", "base_level", "recurrence")
 
 
 def run_once(events: int, projects: int, workers: int, out: Path, ablate=()) -> dict:
@@ -61,7 +59,9 @@ def main(argv=None) -> None:
                     help="alternate each run with one without recall (every channel ablated)")
     ap.add_argument("--json", type=Path, help="write every run's figures here")
     a = ap.parse_args(argv)
-    variants = [("", ())] + ([("without recall", RECALL_CHANNELS)] if a.without_recall else [])
+    from brainbox.recall import CHANNELS  # every recall channel, for --without-recall
+
+    variants = [("", ())] + ([("without recall", CHANNELS)] if a.without_recall else [])
     report = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in a.sizes:
