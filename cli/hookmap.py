@@ -41,7 +41,12 @@ if it only reads some, else run; TodoWrite/ExitPlanMode -> plan; anything else -
 (MCP and unknown tools keep their names; a `path`/`file_path` argument still counts).
 
 Bounds: command 4 KB, prompt 8 KB, error 2 KB (first line + tail), args 1 KB, 50 files;
-lone surrogates become U+FFFD and NULs are dropped, so every string encodes as UTF-8.
+lone surrogates become U+FFFD and NULs are dropped, so every string encodes as UTF-8;
+an exit code is clamped to int64 (the payload's only integer we keep; text exit codes
+have at most 6 digits), since SQLite cannot bind a larger one.
+
+The installed hook's event (argv) decides which event a payload is; the payload's
+`hook_event_name` is used only when the hook was run without one.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ MAX_FILES = 50
 MAX_SEARCH_FILES = 20
 MAX_PATH = 4096
 MAX_NAME = 256
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # what SQLite stores as an INTEGER
 # Shell parsing is linear but not free; a 10 MB heredoc must not cost the hook its budget.
 MAX_SHELL_SCAN = 16384
 
@@ -86,8 +92,10 @@ _PATCH_FILE = r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move t
 def payload_to_records(agent: str, payload: dict, event: str | None = None) -> list[dict]:
     """Map one hook payload to raw record dicts; never raises.
 
-    `event` names the hook when the payload lacks `hook_event_name` (the installed
-    command passes it as an argument); the payload's own name wins when both exist.
+    `event` is the installed hook's event (the command passes it as an argument) and
+    decides when given: a PostToolUse hook whose payload says SessionStart is a tool call
+    (reliability report D13: it printed a SessionStart block). The payload's
+    `hook_event_name` names the event only when there is no argument.
     """
     try:
         return _records(agent, payload, event)
@@ -169,9 +177,9 @@ def _records(agent, payload, event) -> list[dict]:
     if not isinstance(payload, dict):
         return []
     agent = agent if isinstance(agent, str) else ""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        name = event if isinstance(event, str) else ""
+    name = event if isinstance(event, str) and event else payload.get("hook_event_name")
+    if not isinstance(name, str):
+        name = ""
     if not name and payload.get("type") == "agent-turn-complete":
         return _notify(agent, payload)
 
@@ -372,7 +380,7 @@ def _response_error(resp) -> tuple[str | None, int | None]:
     for key in ("exit_code", "exitCode", "returncode", "returnCode", "exit_status"):
         value = resp.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
-            code = value
+            code = _int64(value)
             break
         if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 8:
             code = int(value)
@@ -417,6 +425,12 @@ def _failure(payload, resp) -> tuple[str, int | None]:
     elif interrupted and "interrupt" not in text[:200].lower():
         text = f"interrupted\n{text}"
     return _bound_error(text), _exit_from_text(text)
+
+
+def _int64(value: int) -> int:
+    """`value` clamped to SQLite's INTEGER range: a larger one raised OverflowError at
+    the insert, and the spooled event then blocked every later one (report D6)."""
+    return max(INT64_MIN, min(INT64_MAX, value))
 
 
 def _exit_from_text(text: str) -> int | None:

@@ -816,3 +816,30 @@ def test_fixture_records_are_accepted_by_the_engine():
         assert event["kind"] == rec["kind"] and event["session"] == rec["session"]
         if rec["kind"] == "tool":
             assert event["action"] == rec["action"]
+
+
+# --------------------------------------------------------------------------- issue 13
+
+
+@pytest.mark.parametrize("code", [1 << 63, 1 << 64, 10**30, -(1 << 63) - 1, -(10**30)])
+def test_an_exit_code_outside_int64_is_clamped(code):
+    """A tool_response exit code SQLite cannot store (>= 2^63) used to reach append_events
+    and raise OverflowError there, blocking the spool (reliability report D6)."""
+    rec = one({"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "make"}, "tool_response": {"exit_code": code}})
+    assert -(1 << 63) <= rec["exit_code"] <= (1 << 63) - 1
+    assert (rec["exit_code"] > 0) == (code > 0) and rec["error"]
+
+
+def test_the_argv_event_decides_over_the_payloads_name():
+    """A PostToolUse hook whose payload says SessionStart maps as a tool call (D13)."""
+    p = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+    assert payload_to_records("claude", p, "PostToolUse") == []
+    p = dict(p, tool_name="Read", tool_input={"file_path": "/r/a.py"})
+    [rec] = payload_to_records("claude", p, "PostToolUse")
+    assert rec["kind"] == "tool" and rec["meta"]["event"] == "PostToolUse"
+    [rec] = payload_to_records("claude", {"session_id": "s", "hook_event_name": "Stop"},
+                               "SessionStart")
+    assert rec["kind"] == "session_start"
+    [rec] = payload_to_records("claude", {"session_id": "s", "hook_event_name": "Stop"})
+    assert rec["kind"] == "session_end"  # no argv event: the payload's name
