@@ -1,0 +1,102 @@
+"""Commands that compute nothing start without numpy, scipy or numba (issue 13 item 16).
+
+Behaviour, not timing: each command runs as a real `brainbox` process under
+`python -X importtime`, and the test reads which modules it imported. The timings are in
+benchmarks/, and in the report that went with this change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "scipy", "numba")
+
+
+def run(args, env, *, cwd=None, stdin=None, timeout=600):
+    """`brainbox ARGS` in a fresh interpreter with -X importtime; (proc, imported names)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "brainbox.cli.entry", *args],
+        env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+    mods = set()
+    err = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:"):
+            name = line.rsplit("|", 1)[-1].strip()
+            mods.add(name.split(".")[0])
+        else:
+            err.append(line)
+    proc.stderr = "\n".join(err)
+    return proc, mods
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ)
+    e["BRAINBOX_HOME"] = str(tmp_path / "home")
+    e.pop("BRAINBOX_DB", None)
+    e["HOME"] = str(tmp_path)
+    return e
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "auth").mkdir(parents=True)
+    for name in ("login.py", "session.py"):
+        (root / "src" / "auth" / name).write_text("x = 1\n")
+    return root
+
+
+def _events(root, n=6):
+    lines = []
+    for i in range(n):
+        lines.append({"session": f"s{i % 2}", "cwd": str(root), "prompt": "fix the login bug"})
+        lines.append({"session": f"s{i % 2}", "cwd": str(root), "tool": "Read",
+                      "files": ["src/auth/login.py"]})
+        lines.append({"session": f"s{i % 2}", "cwd": str(root), "tool": "Edit",
+                      "files": ["src/auth/session.py"]})
+    lines.append({"session": "s0", "cwd": str(root), "tool": "Bash", "command": "pytest",
+                  "exit_code": 1, "error": "KeyError: 'user_id'"})
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["stats", "--help"],
+                                  ["serve", "--status"], ["uninstall", "--claude", "--json"]])
+def test_commands_that_compute_nothing_import_no_numpy_scipy_or_numba(env, args):
+    proc, mods = run(args, env)
+    assert proc.returncode == 0, proc.stderr
+    assert not mods & set(HEAVY), f"brainbox {' '.join(args)} imported {mods & set(HEAVY)}"
+
+
+def test_stats_is_answered_from_sql_without_numpy_and_equals_the_folded_stats(env, project):
+    proc, _ = run(["record", "--jsonl", "-"], env, stdin=_events(project))
+    assert proc.returncode == 0, proc.stderr
+    first, mods = run(["stats", "--json"], env)  # folds the log and saves the state
+    assert first.returncode == 0, first.stderr
+    folded = json.loads(first.stdout)
+    assert folded["events"] == 19 and folded["resources"]["file"] == 2
+    assert folded["resources"]["error"] == 1  # every kind name, as the engine spells it
+    second, mods = run(["stats", "--json"], env)
+    assert second.returncode == 0, second.stderr
+    assert not mods & set(HEAVY), f"stats imported {mods & set(HEAVY)}"
+    assert json.loads(second.stdout) == folded
+    # Events past the saved state: stats must still count them (it folds, in-process).
+    run(["record", "--jsonl", "-"], env, stdin=_events(project, 1))
+    third, _ = run(["stats", "--json"], env)
+    assert json.loads(third.stdout)["events"] == 23
+
+
+def test_stats_human_output_is_readable_lines_not_dict_reprs(env, project):
+    run(["record", "--jsonl", "-"], env, stdin=_events(project))
+    proc, _ = run(["stats"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "{" not in proc.stdout and "'" not in proc.stdout, proc.stdout
+    assert "events: 19" in proc.stdout
+    assert "files: 2" in proc.stdout
+
