@@ -151,3 +151,225 @@ def test_database_left_with_a_wal_by_a_killed_process_opens_with_its_events(tmp_
     (tmp_path / "b.db-shm").unlink()  # and its WAL index is gone (e.g. a cleaned /tmp)
     conn = db.connect(path)
     assert db.count_events(conn) == 1
+
+
+# --------------------------------------------------------------------------- issue 13
+
+import json as _json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+EV = {"at": 1.0, "session": "s", "project": "/p", "kind": "tool", "tool": "Read",
+      "files": ["a.py"]}
+
+
+def brainbox(*args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "brainbox.cli.entry", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def one_line_error(r, *words):
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr and all(w in lines[0] for w in words), r.stderr
+
+
+def damaged_db(path, n=3000):
+    """The trial's recipe (D10): a real store, then bytes overwritten across 40 KB at one
+    third of the file, the header intact."""
+    conn = db.connect(path)
+    r = random.Random(1)
+    db.append_events(conn, [dict(EV, at=float(i), session=f"s{i // 40}",
+                                 files=[f"src/m{r.randrange(300)}/f{r.randrange(40)}.py"],
+                                 command=f"pytest tests/test_{r.randrange(90)}.py")
+                            for i in range(n)])
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    b = bytearray(path.read_bytes())
+    r = random.Random(3)
+    for o in range(len(b) // 3, len(b) // 3 + 40960, 97):
+        b[o] = r.randrange(256)
+    path.write_bytes(bytes(b))
+
+
+def test_quick_check_names_damaged_pages(tmp_path):
+    path = tmp_path / "b.db"
+    damaged_db(path)
+    conn = db.connect(path)  # the header, meta and schema are intact: opening is allowed
+    try:
+        with pytest.raises(db.StoreError, match="damaged"):
+            db.quick_check(conn)
+    finally:
+        conn.close()
+    ok = db.connect(tmp_path / "ok.db")
+    db.quick_check(ok)  # a healthy file passes
+
+
+def test_rebuild_and_forget_stop_on_damaged_pages_before_writing(brainbox_home):
+    path = brainbox_home / "brainbox.db"
+    brainbox_home.mkdir()
+    damaged_db(path)
+    before = digest(path)
+    for args in (["rebuild"], ["forget", "src/m1/f1.py", "--project", "/p"]):
+        r = brainbox(*args)
+        one_line_error(r, "damaged")
+        assert digest(path) == before
+
+
+def test_a_pending_migration_never_writes_into_a_damaged_file(tmp_path, monkeypatch):
+    path = tmp_path / "b.db"
+    damaged_db(path)
+    before = digest(path)
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS + [("999_test", lambda c: None)])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", len(db.MIGRATIONS))
+    with pytest.raises(db.StoreError, match="damaged"):
+        db.connect(path)
+    assert digest(path) == before
+
+
+def test_a_full_disk_says_disk_full_and_keeps_what_was_stored(tmp_path):
+    path = tmp_path / "b.db"
+    conn = db.connect(path)
+    db.append_events(conn, [EV])
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # the file may not grow: a full disk
+    with pytest.raises(db.StoreError, match="disk full") as info:
+        db.append_events(conn, [dict(EV, command="x" * 20000)] * 50)
+    assert "corrupt" not in str(info.value)
+    conn.close()
+    conn = db.connect(path)
+    assert db.count_events(conn) == 1
+
+
+def _mount_tmpfs(where: Path, size: str) -> bool:
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs",
+                        str(where)], capture_output=True)
+    return r.returncode == 0
+
+
+def test_a_full_tmpfs_says_disk_full_not_corrupt(tmp_path, monkeypatch):
+    fs = tmp_path / "small"
+    if not _mount_tmpfs(fs, "600k"):
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        home = fs / "bb"
+        monkeypatch.setenv("BRAINBOX_HOME", str(home))
+        r = brainbox("record", "--session", "s", "--tool", "Read", "--project", "/p")
+        assert r.returncode == 0, r.stderr
+        with open(fs / "filler", "ab") as fh:  # fill what is left
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        r = brainbox("record", "--session", "s", "--tool", "Bash", "--project", "/p",
+                     "--command", "y" * 5000)
+        one_line_error(r, "disk full")
+        (fs / "filler").unlink()
+        conn = db.connect(home / "brainbox.db")
+        assert db.count_events(conn) == 1
+        assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        conn.close()
+    finally:
+        subprocess.run(["umount", "-l", str(fs)], capture_output=True)
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    r = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True)
+    return r.returncode == 0
+
+
+def test_a_read_only_db_file_says_read_only(brainbox_home):
+    r = brainbox("record", "--session", "s", "--tool", "Read", "--project", "/p")
+    assert r.returncode == 0, r.stderr
+    path = brainbox_home / "brainbox.db"
+    conn = db.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if os.geteuid() == 0:
+        if not _immutable(path, True):
+            pytest.skip("root ignores chmod and chattr +i is not available")
+    else:
+        path.chmod(0o400)
+    try:
+        before = digest(path)
+        for args in (["record", "--session", "s", "--tool", "Edit", "--project", "/p"],
+                     ["rebuild"]):
+            r = brainbox(*args)
+            one_line_error(r, "read-only")
+            assert "corrupt" not in r.stderr
+        assert digest(path) == before
+    finally:
+        if os.geteuid() == 0:
+            _immutable(path, False)
+        path.chmod(0o600)
+    conn = db.connect(path)
+    assert db.count_events(conn) == 1
+
+
+def test_a_read_only_home_folder_says_read_only(brainbox_home):
+    r = brainbox("record", "--session", "s", "--tool", "Read", "--project", "/p")
+    assert r.returncode == 0, r.stderr
+    if os.geteuid() == 0:
+        if not _immutable(brainbox_home, True):
+            pytest.skip("root ignores chmod and chattr +i is not available")
+    else:
+        brainbox_home.chmod(0o500)
+    try:
+        r = brainbox("record", "--session", "s", "--tool", "Edit", "--project", "/p")
+        one_line_error(r, "read-only")
+        assert "corrupt" not in r.stderr
+    finally:
+        if os.geteuid() == 0:
+            _immutable(brainbox_home, False)
+        brainbox_home.chmod(0o700)
+    conn = db.connect(brainbox_home / "brainbox.db")
+    assert db.count_events(conn) == 1
+
+
+def test_a_directory_or_a_fifo_as_the_database_is_refused_at_once(tmp_path, monkeypatch):
+    d = tmp_path / "adir.db"
+    d.mkdir()
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    for target, word in ((d, "folder"), (fifo, "not a regular file")):
+        with pytest.raises(db.StoreError, match=word):
+            db.connect(target)
+        env = dict(os.environ, BRAINBOX_DB=str(target))
+        r = brainbox("record", "--session", "s", "--tool", "Read", "--project", "/p",
+                     env=env, timeout=60)  # a FIFO used to hang here
+        one_line_error(r, str(target))
+        r = brainbox("stats", env=env, timeout=60)  # click may refuse a folder as --db (2)
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr, r.stderr
+        assert str(target) in r.stderr
+
+
+def test_forget_leaves_no_text_in_the_db_or_its_wal(brainbox_home, tmp_path):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    for _ in range(20):
+        r = brainbox("record", "--session", "s", "--cwd", str(proj), "--tool", "Read",
+                     "--file", str(proj / "docs/plan-ZX81QW.md"))
+        assert r.returncode == 0, r.stderr
+    brainbox("record", "--session", "s", "--cwd", str(proj), "--tool", "Read",
+             "--file", str(proj / "docs/keep.md"))
+    assert brainbox("stats").returncode == 0
+
+    def occurrences():
+        return sum(Path(f"{brainbox_home / 'brainbox.db'}{s}").read_bytes().count(b"ZX81QW")
+                   for s in ("", "-wal") if Path(f"{brainbox_home / 'brainbox.db'}{s}").exists())
+
+    assert occurrences() >= 20
+    r = brainbox("forget", "docs/plan-ZX81QW.md", "--cwd", str(proj))
+    assert r.returncode == 0, r.stderr
+    assert occurrences() == 0
+    assert brainbox("rebuild").returncode == 0
+    assert occurrences() == 0
+    conn = db.connect(brainbox_home / "brainbox.db")
+    assert db.count_events(conn) == 1
