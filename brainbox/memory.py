@@ -135,6 +135,7 @@ class Memory:
 
     def rebuild(self) -> dict:
         """Recompute the state from the whole log."""
+        dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
         self._state = State()
         self._index = Index(self._state)
         self._saved_resources = 0
@@ -148,6 +149,7 @@ class Memory:
 
     def forget(self, path: str, *, cwd: str | None = None, project: str | None = None) -> dict:
         """Delete every event that mentions `path`, then rebuild: no recall returns it."""
+        dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
         project = project or project_root(cwd or os.getcwd())
         if os.path.isabs(path):
             from brainbox.events import relative_path
@@ -158,6 +160,7 @@ class Memory:
             path = rel
         deleted = dbmod.delete_events_mentioning(self.conn, project, path)
         self.rebuild()
+        dbmod.scrub(self.conn)  # no copy of the forgotten text left in the file or its WAL
         return {"deleted_events": deleted, "path": path, "project": project}
 
     # --- reading -----------------------------------------------------------------------
