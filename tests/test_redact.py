@@ -169,7 +169,95 @@ SECRETS = [
 ]
 
 
-@pytest.mark.parametrize(("command", "secret", "expected"), SECRETS)
+# The forms the reliability trial found stored verbatim (report D4), and their relatives.
+PYPI = (
+    "pypi-AgEIcHlwaS5vcmcCJGQ4ZjBkYTQ2LWQ3ZTEtNDY1Zi1iZTFmLTk3YzMwNjk2MmNlOQACKlsz"
+    "LCJkNjFkZmY1Ny1mOGE5LTRjZjQtYmE1Mi0zN2I3NjgyNWRkMTIiXQAABiCYXn0x"
+)
+WHSEC = "whsec_9fK2mQ7xL3pR8sT1vW4yZ6aB0cD5eF7g"
+SENDGRID = "SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"
+AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+GAPS = [
+    ("mysql -u root -pHunter2Secret appdb", "Hunter2Secret",
+     "mysql -u root -p[REDACTED] appdb"),
+    ("mysqldump -uroot -p'Hunter2 Secret' app > dump.sql", "Hunter2 Secret",
+     "mysqldump -uroot -p'[REDACTED]' app > dump.sql"),
+    ("mysql --password Hunter2Secret -h db", "Hunter2Secret",
+     "mysql --password [REDACTED] -h db"),
+    ("sshpass -p 'Hunter2Secret' ssh deploy@host", "Hunter2Secret",
+     "sshpass -p '[REDACTED]' ssh deploy@host"),
+    ("sshpass -pHunter2Secret scp a host:", "Hunter2Secret", "sshpass -p[REDACTED] scp a host:"),
+    ("docker login -u ci -p Hunter2Secret registry.example.com", "Hunter2Secret",
+     "docker login -u ci -p [REDACTED] registry.example.com"),
+    ("docker login --password Hunter2Secret ghcr.io", "Hunter2Secret",
+     "docker login --password [REDACTED] ghcr.io"),
+    ("podman login -p Hunter2Secret quay.io", "Hunter2Secret",
+     "podman login -p [REDACTED] quay.io"),
+    (f"twine upload -u __token__ -p {PYPI} dist/*", PYPI,
+     "twine upload -u __token__ -p [REDACTED] dist/*"),
+    (f"echo {PYPI} > ~/.pypirc-token", PYPI, "echo [REDACTED] > ~/.pypirc-token"),
+    ("twine upload -p Hunter2Secret dist/*", "Hunter2Secret",
+     "twine upload -p [REDACTED] dist/*"),
+    ("curl -u alice:Hunter2Secret https://api.example.com", "Hunter2Secret",
+     "curl -u alice:[REDACTED] https://api.example.com"),
+    ("curl -s --user 'alice:Hunter 2' https://api.example.com", "Hunter 2",
+     "curl -s --user 'alice:[REDACTED]' https://api.example.com"),
+    ("curl --user=alice:Hunter2Secret -U proxy:Pr0xyPass https://x", "Pr0xyPass",
+     "curl --user=alice:[REDACTED] -U proxy:[REDACTED] https://x"),
+    ("aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY",
+     "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY",
+     "aws configure set aws_secret_access_key [REDACTED]"),
+    ("aws configure set default.aws_session_token IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH",
+     "IQoJb3JpZ2luX2VjEJr", "aws configure set default.aws_session_token [REDACTED]"),
+    (f"echo {WHSEC}", WHSEC, "echo [REDACTED]"),
+    (f"stripe listen --forward-to localhost:3000 # {WHSEC}", WHSEC, None),
+    (f"echo {SENDGRID}", SENDGRID, "echo [REDACTED]"),
+    (
+        "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
+        f"AccountName=acme;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net'",
+        AZURE_KEY,
+        "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
+        "AccountName=acme;AccountKey=[REDACTED];EndpointSuffix=core.windows.net'",
+    ),
+    (
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
+        "SharedAccessKey=q8cNCn1o0Zx2bW7Qp3LrVfT5yHjK9dGs4aE6uI0oPmA=",
+        "q8cNCn1o0Zx2bW7Qp3LrVfT5yHjK9dGs4aE6uI0oPmA=",
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
+        "SharedAccessKey=[REDACTED]",
+    ),
+    ("curl 'https://api.example.com/v1/items?api_key=abcdefghijklmnopqrst&page=2'",
+     "abcdefghijklmnopqrst",
+     "curl 'https://api.example.com/v1/items?api_key=[REDACTED]&page=2'"),
+    ("https://example.com/cb?state=x&access_token=abcdefghijklmnop",
+     "abcdefghijklmnop", "https://example.com/cb?state=x&access_token=[REDACTED]"),
+    ("wget https://example.com/feed?token=abcdefghijklmnop -O f",
+     "abcdefghijklmnop", "wget https://example.com/feed?token=[REDACTED] -O f"),
+    ("https://example.com/login?user=bob&password=hunterhunter",
+     "hunterhunter", "https://example.com/login?user=bob&password=[REDACTED]"),
+    ("mongosh -u admin -p Hunter2Secret --host db", "Hunter2Secret",
+     "mongosh -u admin -p [REDACTED] --host db"),
+    ("redis-cli -h cache -a Hunter2Secret ping", "Hunter2Secret",
+     "redis-cli -h cache -a [REDACTED] ping"),
+    ("ldapsearch -x -D cn=admin -w Hunter2Secret -b dc=x", "Hunter2Secret",
+     "ldapsearch -x -D cn=admin -w [REDACTED] -b dc=x"),
+    ("openssl rsa -in k.pem -passin pass:Hunter2Secret -out k2.pem", "Hunter2Secret",
+     "openssl rsa -in k.pem -passin pass:[REDACTED] -out k2.pem"),
+    ("keytool -list -keystore ks.jks -storepass Hunter2Secret", "Hunter2Secret",
+     "keytool -list -keystore ks.jks -storepass [REDACTED]"),
+    ("zip -P Hunter2Secret out.zip a.txt", "Hunter2Secret", "zip -P [REDACTED] out.zip a.txt"),
+    ("7z a -pHunter2Secret out.7z dir", "Hunter2Secret", "7z a -p[REDACTED] out.7z dir"),
+    ("sqlcmd -S db -U sa -P Hunter2Secret -Q 'select 1'", "Hunter2Secret",
+     "sqlcmd -S db -U sa -P [REDACTED] -Q 'select 1'"),
+    ("smbclient //srv/share -U alice%Hunter2Secret", "Hunter2Secret",
+     "smbclient //srv/share -U alice%[REDACTED]"),
+    ("cd app && sshpass -p Hunter2Secret ssh h; ls -la", "Hunter2Secret",
+     "cd app && sshpass -p [REDACTED] ssh h; ls -la"),
+]
+
+
+@pytest.mark.parametrize(("command", "secret", "expected"), SECRETS + GAPS)
 def test_each_secret_shape_is_redacted(command, secret, expected):
     out = redact(command)
     assert secret not in out
@@ -216,6 +304,30 @@ ORDINARY = [
     "cd /testbed && python reproduce.py 2>&1 | tail -20",
     "sed -n 1,20p sklearn/utils/_param_validation.py",
     'python -c "import sympy; print(sympy.__version__)"',
+    # short flags that are not passwords: the tool decides (see the module docstring)
+    "python -m pytest -q -p no:cacheprovider tests/test_x.py",
+    "ls -la /tmp",
+    "grep -P '\\d+' -n file.txt",
+    "mkdir -p build/out",
+    "ssh -p 2222 deploy@host",
+    "scp -P 2222 a host:",
+    "psql -h db -p 5432 -U app",
+    "mysql -u root -p appdb",
+    "mysql -h db -P 3306 -u root",
+    "docker run -p 8080:80 -u 1000:1000 --user 1000:1000 img",
+    "docker compose -p myproj up",
+    "git add -u && sort -u names.txt",
+    "curl -u alice https://api.example.com",
+    'curl -u "alice:$PASSWORD" https://api.example.com',
+    "sshpass -e ssh deploy@host",
+    "docker login -u ci --password-stdin ghcr.io",
+    "aws configure set region us-east-1",
+    "grep -n aws_secret_access_key ~/.aws/credentials",
+    "grep -rn aws_secret_access_key config/credentials_example.ini",
+    "curl 'https://api.example.com/v1/complete?max_tokens=100&q=secret'",
+    "open https://example.com/search?q=password+reset",
+    "zip -r out.zip src",
+    "unzip -l out.zip",
     "",
 ]
 
@@ -225,7 +337,7 @@ def test_ordinary_commands_pass_through_unchanged(command):
     assert redact(command) == command
 
 
-@pytest.mark.parametrize(("command", "secret", "expected"), SECRETS)
+@pytest.mark.parametrize(("command", "secret", "expected"), SECRETS + GAPS)
 def test_redaction_is_idempotent(command, secret, expected):
     once = redact(command)
     assert redact(once) == once
@@ -272,6 +384,16 @@ def test_secret_in_a_large_text_is_found():
         '"password":"' * 80_000,
         '"' * 1_000_000,
         " " * 1_000_000,
+        "curl -u a:b " * 80_000,
+        "curl '" * 160_000,
+        "mysql -p" * 120_000,
+        "sshpass -p " * 90_000,
+        "?token=" * 140_000,
+        "&" * 1_000_000 + "key=",
+        "AccountKey=" * 90_000,
+        "aws_session_token " * 55_000,
+        "SG." * 330_000,
+        "pypi-Ag" * 140_000,
     ],
     ids=[
         "mixed",
@@ -293,6 +415,16 @@ def test_secret_in_a_large_text_is_found():
         "json",
         "quotes",
         "spaces",
+        "curl-user",
+        "curl-unclosed-quote",
+        "mysql-attached",
+        "sshpass",
+        "query",
+        "ampersands",
+        "connection-string",
+        "aws-positional",
+        "sendgrid",
+        "pypi",
     ],
 )
 def test_huge_and_pathological_inputs_complete(text):
