@@ -17,6 +17,11 @@ from brainbox.recall import Index, Params, Result, predict_tools, recall
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
 from brainbox.storage import arrays as store_arrays
 from brainbox.storage import db as dbmod
+from brainbox.storage import queries
+
+
+class DecayRefused(BrainboxError):
+    """A decay would prune more than half of the memory and was not forced."""
 
 
 class Memory:
@@ -110,14 +115,30 @@ class Memory:
     def record_normalized(self, events: list[dict]) -> int:
         return dbmod.append_events(self.conn, events)
 
-    def decay(self, now: float | None = None) -> dict:
-        """Apply maintenance decay up to `now` (a logged event, so rebuild replays it)."""
+    def decay(self, now: float | None = None, *, dry_run: bool = False,
+              force: bool = False) -> dict:
+        """Apply maintenance decay up to `now` (a logged event, so rebuild replays it).
+
+        The rule is `State.decay_plan`'s, with the floor at the database's birth. A decay
+        that would prune more than half of the associations raises unless `force`;
+        `dry_run` returns what would be pruned and writes nothing."""
         at = time.time() if now is None else float(now)
         self.sync()
+        floor = queries.memory_birth(self.conn)
         before = int(self.state.n_edges[0])
+        plan = self.state.decay_plan(at, floor)
+        prune = before - int(plan.keep.sum())
+        if dry_run:
+            return {"dry_run": True, "pruned": prune, "associations": before,
+                    "remain": before - prune, "now": at}
+        if 2 * prune > before and not force:
+            raise DecayRefused(
+                f"decay would prune {prune} of {before} associations "
+                f"({100 * prune // max(before, 1)}%); pass --yes to prune them, "
+                f"or --dry-run to see")
         dbmod.append_events(self.conn, [{
             "at": at, "session": "brainbox:maintenance", "project": "", "kind": "maintenance",
-            "files": [], "meta": {"op": "decay"},
+            "files": [], "meta": {"op": "decay", "floor": floor},
         }])
         self.sync()
         return {"pruned": before - int(self.state.n_edges[0]),

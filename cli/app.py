@@ -51,15 +51,18 @@ def open_memory(ctx):
     return Memory.open(ctx.obj.get("db"))
 
 
-def parse_when(value: str | None) -> float | None:
+def parse_when(value: str | None, option: str = "--now") -> float | None:
+    """An ISO 8601 time (or Unix seconds) given to `option`; a bad one is a usage error
+    (exit 2) that names the option."""
     if value is None:
         return None
     from brainbox.events import EventError, parse_time
 
     try:
         return parse_time(value)
-    except EventError as exc:
-        raise click.BadParameter(str(exc)) from exc
+    except EventError:
+        raise click.BadParameter(f"expected an ISO 8601 time such as 2026-12-01T09:30:00Z, "
+                                 f"got {value!r}", param_hint=option) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -218,14 +221,27 @@ def stats(ctx, as_json):
 
 @cli.command()
 @click.option("--now", help="ISO 8601 time to decay to (default: now).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--dry-run", is_flag=True, help="Count what would be pruned; change nothing.")
+@click.option("--yes", "--force", "force", is_flag=True,
+              help="Prune even when more than half of the associations would go.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def decay(ctx, now, as_json):
-    """Apply daily decay and prune weak associations (logged, so rebuild replays it)."""
-    when = parse_when(now)
+def decay(ctx, now, dry_run, force, as_json):
+    """Apply daily decay and prune weak associations (logged, so rebuild replays it).
+
+    Each association decays from its last update (never from before this memory began,
+    so importing old sessions loses nothing); one updated in the last 7 days is never
+    pruned. A decay that would prune more than half of the associations needs --yes.
+    """
+    when = parse_when(now, "--now")
     with open_memory(ctx) as mem:
-        data = mem.decay(when)
+        data = mem.decay(when, dry_run=dry_run, force=force)
+    if dry_run:
+        emit(data, as_json, lambda d: click.echo(
+            f"would prune {d['pruned']} of {d['associations']} associations "
+            f"({d['remain']} would remain); nothing changed"))
+        return
     emit(data, as_json, lambda d: click.echo(
         f"pruned {d['pruned']} associations; {d['associations']} remain"))
 

@@ -61,7 +61,7 @@ def test_predict_explain_stats_decay_rebuild_forget_speak_json(auth_memory):
     st = json.loads(invoke("stats", "--json").output)
     assert st["events"] == 10 and st["resources"]["file"] == 2 and st["associations"] > 0
     assert st["db_bytes"] > 0
-    dec = json.loads(invoke("decay", "--now", "2027-01-01T00:00:00Z", "--json").output)
+    dec = json.loads(invoke("decay", "--now", "2027-01-01T00:00:00Z", "--yes", "--json").output)
     assert dec["associations"] < st["associations"]
     reb = json.loads(invoke("rebuild", "--json").output)
     assert reb["events"] == 11

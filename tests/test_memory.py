@@ -1,5 +1,7 @@
 """Memory: event sourcing, recall behaviour, forget, decay, predict."""
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from brainbox.memory import Memory
 from brainbox.workload import generate
 
 ROOT = "/work/project0"
+DAY = 86400.0
 
 
 def auth_sessions(mem, n=5, root="/repo"):
@@ -95,11 +98,25 @@ def test_forget_removes_path_from_every_recall(tmp_path):
     assert ("src/auth/session.py" not in again.state.res_key)
 
 
+def live_sessions(mem, n=5, root="/repo", start=None, gap=1.0):
+    """`auth_sessions` recorded as a live memory would: after the database was made."""
+    t = (time.time() + 5.0) if start is None else start
+    for s in range(n):
+        for tool, f in (("Read", "src/auth/login.py"), ("Edit", "src/auth/session.py")):
+            t += gap
+            mem.record({"session": f"s{s}", "cwd": root, "project": root, "tool": tool,
+                        "files": [f], "at": t})
+    return t
+
+
 def test_decay_prunes_weak_associations_and_is_replayed_by_rebuild(tmp_path):
     mem = Memory.open(tmp_path / "b.db")
-    auth_sessions(mem, n=1)
+    t = live_sessions(mem, n=1)
     assert mem.stats()["associations"] > 0
-    out = mem.decay(now=1_000_000.0 + 86400 * 200)
+    with pytest.raises(BrainboxError, match="would prune"):
+        mem.decay(now=t + DAY * 200)  # every association: refused without force
+    assert mem.stats()["associations"] > 0 and mem.stats()["events"] == 2
+    out = mem.decay(now=t + DAY * 200, force=True)
     assert out["associations"] == 0 and out["pruned"] > 0
     mem.rebuild()
     assert mem.stats()["associations"] == 0
@@ -107,13 +124,88 @@ def test_decay_prunes_weak_associations_and_is_replayed_by_rebuild(tmp_path):
 
 def test_one_decay_day_multiplies_weights_by_0_98(tmp_path):
     mem = Memory.open(tmp_path / "b.db")
-    auth_sessions(mem, n=20)
+    t = live_sessions(mem, n=20, gap=0.001)
     mem.sync()
     w0 = mem.state.matrices()["W"].copy()
-    mem.decay(now=1_000_001.0 + 86400)  # exactly one day after the first event
+    mem.decay(now=t + DAY)  # one day after the last update of every association
     w1 = mem.state.matrices()["W"]
     kept = w1.toarray()
-    assert np.allclose(kept[kept > 0], (w0.toarray() * 0.98)[kept > 0], rtol=1e-5)
+    assert np.allclose(kept[kept > 0], (w0.toarray() * 0.98)[kept > 0], rtol=1e-4)
+
+
+def test_decay_after_importing_old_events_keeps_every_association_and_rebuild_agrees(tmp_path):
+    """Events 300 days older than the memory (an import of old transcripts): decay
+    measures from when the memory began, so nothing is lost, and rebuild replays that."""
+    mem = Memory.open(tmp_path / "b.db")
+    events = list(generate(events=2000, files=40, sessions=20, seed=4,
+                           start=time.time() - 300 * DAY))
+    mem.record(events)
+    mem.sync()
+    w0 = mem.state.matrices()["W"].copy()
+    out = mem.decay()
+    assert out["pruned"] == 0 and out["associations"] == w0.nnz > 0
+    w1 = mem.state.matrices()["W"].copy()  # seconds of decay since the memory began
+    assert np.allclose(w1.toarray(), w0.toarray(), rtol=1e-5)
+    mem.rebuild()
+    assert (mem.state.matrices()["W"] != w1).nnz == 0
+
+
+def test_decay_measures_from_each_associations_last_update_and_never_twice(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    t0 = time.time() + 5.0
+    rec = lambda at, s, f: mem.record({"session": s, "cwd": "/r", "project": "/r",  # noqa
+                                       "tool": "Read", "files": [f], "at": at})
+    for i in range(6):  # a strong old pair a -> b
+        rec(t0 + i, f"o{i}", "a.py"), rec(t0 + i + 0.5, f"o{i}", "b.py")
+    for i in range(6):  # the same strength, 20 days later: c -> d
+        rec(t0 + 20 * DAY + i, f"n{i}", "c.py"), rec(t0 + 20 * DAY + i + 0.5, f"n{i}", "d.py")
+    mem.sync()
+    st = mem.state
+    rid = lambda f: st.res_index[(0, "/r", f)]  # noqa
+
+    def w(u, v):
+        return float(st.ew[st.edge_index(rid(u), rid(v))])
+
+    old, new = w("a.py", "b.py"), w("c.py", "d.py")
+    mem.decay(now=t0 + 30 * DAY + 5.5, force=True)
+    st = mem.state
+    assert w("a.py", "b.py") == pytest.approx(old * 0.98 ** 30, rel=1e-4)
+    assert w("c.py", "d.py") == pytest.approx(new * 0.98 ** 10, rel=1e-4)
+    mem.decay(now=t0 + 40 * DAY + 5.5, force=True)  # ten more days, not forty
+    assert w("a.py", "b.py") == pytest.approx(old * 0.98 ** 40, rel=1e-4)
+    assert w("c.py", "d.py") == pytest.approx(new * 0.98 ** 20, rel=1e-4)
+    inc = {k: v.copy() for k, v in mem.state.matrices().items()}
+    mem.rebuild()
+    for k, v in mem.state.matrices().items():
+        assert (v != inc[k]).nnz == 0, k
+
+
+def test_decay_never_prunes_what_was_touched_within_the_window(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    t0 = time.time() + 5.0
+    files = [f"f{i}.py" for i in range(30)]
+    for i, f in enumerate(files):  # one long session: the far-apart pairs are weak
+        mem.record({"session": "s", "cwd": "/r", "project": "/r", "tool": "Read",
+                    "files": [f], "at": t0 + i})
+    mem.sync()
+    ne = int(mem.state.n_edges[0])
+    assert (mem.state.ew[:ne] < 0.05).any()  # weak, and touched a day ago
+    out = mem.decay(now=t0 + DAY)
+    assert out["pruned"] == 0 and out["associations"] == ne
+    out = mem.decay(now=t0 + 30 * DAY, dry_run=True)  # untouched for a month: they go
+    assert out["dry_run"] and 0 < out["pruned"] <= ne
+    assert mem.stats()["associations"] == ne  # a dry run changes nothing
+
+
+def test_decay_dry_run_counts_and_writes_nothing(tmp_path):
+    mem = Memory.open(tmp_path / "b.db")
+    t = live_sessions(mem, n=3)
+    events = mem.stats()["events"]
+    ne = mem.stats()["associations"]
+    out = mem.decay(now=t + 400 * DAY, dry_run=True)
+    assert out == {"dry_run": True, "pruned": ne, "associations": ne, "remain": 0,
+                   "now": t + 400 * DAY}
+    assert mem.stats()["events"] == events and mem.stats()["associations"] == ne
 
 
 def test_resolve_links_error_to_fix_strongly(tmp_path):
