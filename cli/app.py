@@ -101,21 +101,32 @@ def record(ctx):
 @click.option("--session", help="Session id: adds session evidence.")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
 @click.option("--project", help="Project root (default: git root of --cwd).")
-@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="At most this many files.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
 def recall(ctx, query, session, cwd, project, limit, as_json):
     """Files most likely needed for QUERY, with their evidence.
 
+    A running daemon (`brainbox serve --detach`) answers when it serves this database:
+    no numpy import, no state load. Else the memory is loaded here (JSON `served_by`).
+
     \b
     Example:
       brainbox recall "login" --json
     """
     t0 = time.perf_counter()
-    with open_memory(ctx) as mem:
-        results = mem.recall(query, session=session, cwd=cwd, project=project, limit=limit)
-    data = {"query": query, "results": [r.as_dict() for r in results],
+    found = _daemon(ctx, "recall", query=query, session=session, project=project,
+                    cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
+    if isinstance(found, list):
+        results, served_by = found, "daemon"
+    else:
+        with open_memory(ctx) as mem:
+            results = [r.as_dict() for r in mem.recall(query, session=session, cwd=cwd,
+                                                         project=project, limit=limit)]
+        served_by = "process"
+    data = {"query": query, "results": results, "served_by": served_by,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
 
     def human(d):
@@ -130,33 +141,58 @@ def recall(ctx, query, session, cwd, project, limit, as_json):
 
 
 @cli.command()
-@click.option("--session", help="Session id.")
-@click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--session", help="Session id (default: none, the global tool prior).")
+@click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="How many tools.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
 def predict(ctx, session, limit, as_json):
-    """The next tools the session will most likely call (top 3)."""
-    with open_memory(ctx) as mem:
-        tools = mem.predict_tools(session, k=limit)
-    data = {"session": session, "tools": [{"tool": t, "score": round(s, 6)} for t, s in tools]}
+    """The next tools the session will most likely call (top 3).
+
+    Scores are fused reciprocal-rank scores (the session's tool n-grams, then tool
+    frequency): they order the tools, they are not probabilities. A running daemon
+    answers when it serves this database.
+    """
+    found = _daemon(ctx, "predict", session=session, k=limit)
+    if isinstance(found, list):
+        tools, served_by = [(t["tool"], t["score"]) for t in found], "daemon"
+    else:
+        with open_memory(ctx) as mem:
+            tools, served_by = mem.predict_tools(session, k=limit), "process"
+    data = {"session": session, "tools": [{"tool": t, "score": round(s, 6)} for t, s in tools],
+            "served_by": served_by}
     emit(data, as_json, lambda d: [click.echo(f"{t['score']:.4f}  {t['tool']}")
                                    for t in d["tools"]] or click.echo("no prediction"))
+
+
+def _daemon(ctx, op: str, **fields):
+    """The warm daemon's answer to `op` for this command's database, or None (no daemon,
+    another database, a timeout or an error: the caller then works in-process)."""
+    from brainbox.cli import daemon
+
+    db = ctx.obj.get("db")
+    return daemon.call(op, timeout=5.0, db=os.path.abspath(db) if db else daemon.db_path(),
+                       **fields)
 
 
 @cli.command()
 @click.argument("path")
 @click.option("--query", "-q", required=True, help="The query to explain against.")
-@click.option("--session")
-@click.option("--cwd", type=click.Path(file_okay=False))
-@click.option("--project")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--session", help="Session id: adds session evidence.")
+@click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
+@click.option("--project", help="Project root (default: git root of --cwd).")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
 def explain(ctx, path, query, session, cwd, project, as_json):
-    """Why PATH ranks where it does for a query: channels, ranks and edges."""
+    """Why PATH ranks where it does for a query: channels, ranks and edges.
+
+    Always computed here: the daemon has no `explain` op.
+    """
     with open_memory(ctx) as mem:
         data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+    data["confidence"] = round(float(data["confidence"]), 4)
 
     def human(d):
         click.echo(f"{d['path']}: rank {d['rank']}, confidence {d['confidence']:.2f}")
@@ -259,31 +295,108 @@ def rebuild(ctx, as_json):
 
 @cli.command()
 @click.argument("path")
-@click.option("--cwd", type=click.Path(file_okay=False))
-@click.option("--project")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--recursive", "-r", is_flag=True,
+              help="Allow a folder (. for the whole project) or a glob: every file under it.")
+@click.option("--dry-run", is_flag=True, help="List what would be forgotten; delete nothing.")
+@click.option("--cwd", type=click.Path(file_okay=False),
+              help="Folder a relative PATH is taken from (default: .).")
+@click.option("--project", help="Project root (default: the project that holds PATH).")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def forget(ctx, path, cwd, project, as_json):
-    """Remove every event and association that mentions PATH."""
-    with open_memory(ctx) as mem:
-        data = mem.forget(path, cwd=cwd, project=project)
-    emit(data, as_json, lambda d: click.echo(
-        f"forgot {d['path']}: {d['deleted_events']} events deleted"))
+def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
+    """Remove every event and association that mentions PATH.
+
+    PATH is a file in memory; a folder or a glob needs --recursive. An absolute PATH is
+    forgotten in its own project from any folder. Nothing in memory mentions PATH: exit 1.
+
+    \b
+    Example:
+      brainbox forget src/secrets.py
+      brainbox forget src/vendor --recursive --dry-run
+    """
+    from brainbox.forgetting import ForgetRefused
+
+    try:
+        if dry_run:
+            data = _forget_dry_run(ctx, path, cwd, project)
+        else:
+            def announce(plan):
+                if plan.kind in ("folder", "glob", "project"):
+                    click.echo(f"forgetting {len(plan.files)} files, {len(plan.event_ids)} "
+                               f"events under {plan.path or '.'} in {plan.project}", err=True)
+
+            with open_memory(ctx) as mem:
+                data = mem.forget(path, cwd=cwd, project=project, recursive=recursive,
+                                  before=announce)
+    except ForgetRefused as exc:
+        click.echo(f"brainbox: {exc}", err=True)
+        sys.exit(2)
+
+    def human(d):
+        if d.get("dry_run"):
+            need = " (needs --recursive)" if d["kind"] in ("folder", "glob", "project") else ""
+            click.echo(f"would forget {d['path'] or '.'} in {d['project']}: {len(d['files'])} "
+                       f"files, {d['events']} events{need}; nothing deleted")
+            for f in d["files"]:
+                click.echo(f"  {f['path']}  ({f['events']} events)")
+        else:
+            click.echo(f"forgot {d['path'] or '.'}: {d['deleted_events']} events deleted")
+
+    emit(data, as_json, human)
+
+
+def _forget_dry_run(ctx, path, cwd, project) -> dict:
+    """`forget --dry-run`: the plan from the event log alone (standard library only)."""
+    from brainbox.forgetting import plan
+    from brainbox.storage import db as dbmod
+
+    conn = dbmod.connect(ctx.obj.get("db"))
+    try:
+        return {"dry_run": True,
+                **plan(conn, path, cwd=cwd, project=project, recursive=True).as_dict()}
+    finally:
+        conn.close()
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
-def warmup(as_json):
-    """Load or compile every numba kernel (fills the cache after install)."""
+@click.option("--replay/--no-replay", default=True, show_default=True,
+              help="Also the replay loop's kernels (brainbox replay).")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+def warmup(replay, as_json):
+    """Load or compile every numba kernel into the cache (`install` starts this in the
+    background). The first time compiles for about a minute; progress goes to stderr.
+
+    \b
+    Example:
+      brainbox warmup
+    """
+    from brainbox import jitmode
+
+    jitmode.force("numba")  # compiling is the point, cold cache or not
     from brainbox.warm import warmup as kernel_warmup
 
-    t0 = time.perf_counter()
-    names = kernel_warmup()
-    data = {"kernels": names, "seconds": round(time.perf_counter() - t0, 3),
-            "cache_dir": os.environ.get("NUMBA_CACHE_DIR")}
+    extra = []
+    if replay:
+        def replay_loop():
+            from brainbox.eval.fast import warmup as fast_warmup
+            from brainbox.eval.replay import warmup as engine_warmup
+
+            engine_warmup()
+            fast_warmup()
+
+        extra.append(("replay", replay_loop))
+    click.echo(f"brainbox: warm-up into {jitmode.cache_dir()} ({jitmode.mode()} kernels)",
+               err=True)
+    report = jitmode.CompileReport() if jitmode.mode() == "numba" else None
+    if report is None:
+        data = kernel_warmup(extra)
+    else:
+        with report:
+            data = kernel_warmup(extra, report=report)
     emit(data, as_json, lambda d: click.echo(
-        f"{len(d['kernels'])} kernels ready in {d['seconds']} s"))
+        f"{len(d['kernels'])} kernels ready in {d['seconds']} s ({d['compiled'] or 0} "
+        f"compiled; cache {d['cache_dir']})"))
 
 
 @cli.command()

@@ -1,18 +1,50 @@
-"""`brainbox replay`: the paper's replay evaluation from the command line.
+"""`brainbox replay`: the replay evaluation of DESIGN §5 from the command line.
 
-Machine output (JSON) and the Markdown report go where ``--json`` / ``--markdown`` say
-(``-`` is stdout); with neither, the Markdown report goes to stdout. Progress and
-diagnostics go to stderr. A bad source or setting exits 1, a usage error 2.
+``--json`` is a flag, as on every other command: the JSON report on stdout. Files are
+written where ``--json-out`` / ``--markdown`` / ``--figure`` say (``-`` is stdout for the
+first two); with no output named, the Markdown report goes to stdout. (``--json PATH``
+is gone: an option that takes a value only sometimes would swallow the first SOURCE,
+``replay --json data/``.) Every output's folder is checked before the replay runs, so
+a typo costs seconds, not the whole replay. Progress and diagnostics go to stderr. A
+bad source or setting, an output folder that does not exist, or sources with no usable
+task exit 1 with one line; a usage error exits 2.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
 
 FORMATS = ("auto", "claude-code", "mini-swe-agent", "swe-agent", "openhands", "nebius")
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"brainbox: {msg}", err=True)
+    sys.exit(1)
+
+
+def _check_output(opt: str, path: str | None) -> None:
+    """One line and exit 1 unless PATH can be written (its folder exists, is writable)."""
+    if not path or path == "-":
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        _fail(f"{opt} {path}: is a folder; name a file")
+    if not os.path.isdir(folder):
+        _fail(f"{opt} {path}: the folder {folder} does not exist (create it first)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        _fail(f"{opt} {path}: the folder {folder} is not writable")
+
+
+def _cli_message(msg: str) -> str:
+    """The loaders speak to Python callers (``format=`` and underscore names); say it the
+    way the command line spells it."""
+    if "pass format=" in msg:
+        msg = msg.split("; pass format=")[0] + "; pass --format " + "|".join(FORMATS[1:])
+    return msg
 
 
 def _write(path: str, text: str) -> None:
@@ -49,7 +81,8 @@ def register(cli) -> None:
                   help="Keep each repository's N earliest tasks (by PR number).")
     @click.option("--split", type=click.Choice(("dev", "test", "all")), default="all",
                   show_default=True, help="Alternate repositories by size: dev, test, dev, ...")
-    @click.option("--seed", type=int, default=42, show_default=True)
+    @click.option("--seed", type=int, default=42, show_default=True,
+                  help="Seed of the random baseline and the bootstrap resamples.")
     @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
                   help="Bootstrap resamples of whole trajectories (0: no intervals).")
     @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
@@ -64,25 +97,31 @@ def register(cli) -> None:
                   show_default=True, help="Projects (series) of the synthetic workload.")
     @click.option("--synthetic-seed", type=int, default=7, show_default=True,
                   help="Seed of the synthetic workload generator.")
-    @click.option("--json", "json_out", metavar="OUT", help="Write the result JSON (- = stdout).")
-    @click.option("--markdown", "md_out", metavar="OUT", help="Write the Markdown report.")
-    @click.option("--figure", "fig_out", metavar="OUT.png|.svg", help="Write the MRR figure.")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print the result JSON on stdout (instead of the Markdown report).")
+    @click.option("--json-out", "json_out", metavar="PATH",
+                  help="Write the result JSON to PATH (- = stdout).")
+    @click.option("--markdown", "md_out", metavar="PATH",
+                  help="Write the Markdown report to PATH (- = stdout).")
+    @click.option("--figure", "fig_out", metavar="PATH.png|.svg|.pdf",
+                  help="Write the MRR figure (a .png gets a .svg beside it).")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
                   help="The compiled per-task replay loop, or the Python reference loop "
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos, max_tasks_per_repo, split, seed, bootstrap, workers,
-               scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, json_out, md_out,
-               fig_out, no_progress, engine):
+               scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
+               md_out, fig_out, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
-        baselines (paper §4-§5): coverage, MRR per probe, paired bootstrap intervals.
+        baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
         \b
         Examples:
-          brainbox replay data/trajectories --workers 2 --json out.json --figure fig.png
+          brainbox replay ../shared/data/trajectories --workers 2 --json-out out.json \\
+              --markdown out.md --figure out.png
           brainbox replay runs/ --format swe-agent --repos 5 --split test
-          brainbox replay --synthetic 100000 --no-progress --json -
+          brainbox replay --synthetic 100000 --no-progress --json
         """
         from brainbox.eval import report
         from brainbox.eval.runner import run
@@ -95,6 +134,8 @@ def register(cli) -> None:
             raise click.UsageError("--workers and --scheduler exclude each other")
         if fig_out and not fig_out.lower().endswith((".png", ".svg", ".pdf")):
             raise click.UsageError("--figure must end in .png, .svg or .pdf")
+        for opt, path in (("--json-out", json_out), ("--markdown", md_out), ("--figure", fig_out)):
+            _check_output(opt, path)
         try:
             result = run(sources, fmt=fmt, repos=repos, max_tasks_per_repo=max_tasks_per_repo,
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,
@@ -103,14 +144,20 @@ def register(cli) -> None:
                          progress=not no_progress, engine=engine,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
-            click.echo(f"brainbox: {exc}", err=True)
-            sys.exit(1)
+            _fail(_cli_message(str(exc)))
+        if not result["tasks"]:
+            where = ", ".join(sources) if sources else "the synthetic workload"
+            _fail(f"no usable task in {where}: nothing replayed, no report written "
+                  "(see the warnings above; is it a trajectory source?)")
         md = report.markdown(result)
+        text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
+        if as_json:
+            _write("-", text)
         if json_out:
-            _write(json_out, json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+            _write(json_out, text)
         if md_out:
             _write(md_out, md)
-        if not json_out and not md_out:
+        if not as_json and not json_out and not md_out:
             _write("-", md)
         if fig_out and not report.figure(result, fig_out):
             click.echo("brainbox: matplotlib is not installed (pip install 'brainbox[plot]'); "

@@ -18,7 +18,7 @@ def invoke(*args):
 def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
     out, md, fig = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.svg"
     r = invoke("replay", "--synthetic", "400", "--bootstrap", "50", "--no-progress",
-               "--json", str(out), "--markdown", str(md), "--figure", str(fig))
+               "--json-out", str(out), "--markdown", str(md), "--figure", str(fig))
     assert r.exit_code == 0, r.output
     data = json.loads(out.read_text())
     assert data["schema"] == "brainbox.replay/1"
@@ -42,15 +42,55 @@ def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
 
 def test_json_to_stdout_is_machine_output(tmp_path):
     r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
-                                 "--no-progress", "--json", "-"], catch_exceptions=False)
-    assert r.exit_code == 0
+                                 "--no-progress", "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["cohorts"]["synthetic"]["results"]["P3"]["diff"]["recency"]["ci"] is None
 
 
+def test_json_is_a_flag_as_on_every_other_command_and_json_out_writes_a_file(tmp_path):
+    out = tmp_path / "r.json"
+    r = invoke("replay", "--synthetic", "300", "--bootstrap", "0", "--no-progress", "--json",
+               "--json-out", str(out))
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("opt", ["--json-out", "--markdown", "--figure"])
+def test_an_output_folder_that_does_not_exist_is_refused_before_the_replay_runs(tmp_path, opt):
+    target = tmp_path / "nodir" / ("x.png" if opt == "--figure" else "x.out")
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "2000", "--bootstrap", "0", opt,
+                                 str(target)])
+    assert r.exit_code == 1, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("brainbox: ") and "nodir" in lines[0]
+    assert "replay:" not in r.stderr and "replayed" not in r.stderr  # nothing ran
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_a_source_with_no_usable_task_exits_1_with_one_line(data_dir, tmp_path):
+    src = data_dir / "transcripts" / "claude-code" / "spotter"
+    if not src.is_dir():
+        pytest.skip("spotter transcripts absent")
+    md = tmp_path / "r.md"
+    r = CliRunner().invoke(cli, ["replay", str(src), "--no-progress", "--markdown", str(md)])
+    assert r.exit_code == 1, r.output
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("brainbox: no usable task") and "spotter" in last
+    assert not md.exists() and r.stdout == ""
+
+
+def test_the_format_error_names_the_cli_spellings(tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    r = CliRunner().invoke(cli, ["replay", str(tmp_path / "x.txt"), "--no-progress"])
+    assert r.exit_code == 1
+    assert "--format" in r.stderr and "claude-code" in r.stderr and "mini-swe-agent" in r.stderr
+    assert "claude_code" not in r.stderr and "format=" not in r.stderr
+
+
 def test_ablation_is_recorded_and_a_bad_channel_is_a_usage_error():
     r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
-                                 "--no-progress", "--ablate", "lexical", "--json", "-"])
+                                 "--no-progress", "--ablate", "lexical", "--json"])
     assert json.loads(r.stdout)["settings"]["ablate"] == ["lexical"]
     assert invoke("replay", "--synthetic", "10", "--ablate", "nope").exit_code == 2
 
@@ -89,7 +129,7 @@ def test_replay_of_a_dev_data_slice(data_dir, tmp_path):
         pytest.skip("openhands source absent")
     out = tmp_path / "r.json"
     r = invoke("replay", str(src), "--max-tasks-per-repo", "6", "--bootstrap", "100",
-               "--no-progress", "--json", str(out))
+               "--no-progress", "--json-out", str(out))
     assert r.exit_code == 0, r.output
     data = json.loads(out.read_text())
     (name, cohort), = data["cohorts"].items()
@@ -109,7 +149,7 @@ def test_without_matplotlib_the_figure_is_skipped_with_a_note(tmp_path, monkeypa
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     fig = tmp_path / "f.png"
     r = CliRunner().invoke(cli, ["replay", "--synthetic", "200", "--bootstrap", "0",
-                                 "--no-progress", "--json", "-", "--figure", str(fig)])
+                                 "--no-progress", "--json", "--figure", str(fig)])
     assert r.exit_code == 0
     assert not fig.exists()
     assert "matplotlib is not installed" in r.stderr
@@ -118,7 +158,7 @@ def test_without_matplotlib_the_figure_is_skipped_with_a_note(tmp_path, monkeypa
 
 def test_progress_goes_to_stderr_with_carriage_returns():
     r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
-                                 "--json", "-"])
+                                 "--json"])
     assert r.exit_code == 0
     assert "\rreplay: " in r.stderr and "events/s" in r.stderr
     json.loads(r.stdout)

@@ -100,3 +100,53 @@ def test_stats_human_output_is_readable_lines_not_dict_reprs(env, project):
     assert "events: 19" in proc.stdout
     assert "files: 2" in proc.stdout
 
+
+
+def _wait_daemon(home, timeout=300):
+    import time
+
+    from brainbox.cli import daemon
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if daemon.status(home)["running"]:
+            return
+        time.sleep(0.2)
+    log = home / daemon.LOG_NAME
+    raise AssertionError(f"daemon did not start: {log.read_text() if log.exists() else ''}")
+
+
+def test_recall_and_predict_use_the_warm_daemon_and_answer_as_in_process(env, project):
+    from pathlib import Path
+
+    from brainbox.cli import daemon
+
+    home = Path(env["BRAINBOX_HOME"])
+    run(["record", "--jsonl", "-"], env, stdin=_events(project))
+    query = ["recall", "fix the login bug", "--cwd", str(project), "--json"]
+    predict = ["predict", "--session", "s1", "--json"]
+    alone, _ = run(query, env)
+    alone_p, _ = run(predict, env)
+    assert alone.returncode == 0 and alone_p.returncode == 0, alone.stderr + alone_p.stderr
+    assert json.loads(alone.stdout)["served_by"] == "process"
+    try:
+        proc, _ = run(["serve", "--detach"], env)
+        assert proc.returncode == 0, proc.stderr
+        _wait_daemon(home)
+        warm, mods = run(query, env, cwd=str(project / "src"))
+        assert warm.returncode == 0, warm.stderr
+        assert not mods & set(HEAVY), f"recall with a daemon imported {mods & set(HEAVY)}"
+        a, b = json.loads(alone.stdout), json.loads(warm.stdout)
+        assert b["served_by"] == "daemon"
+        assert b["results"] == a["results"] and a["results"]
+        assert a["results"][0]["path"] == "src/auth/login.py"
+        warm_p, mods = run(predict, env)
+        assert not mods & set(HEAVY), f"predict with a daemon imported {mods & set(HEAVY)}"
+        assert json.loads(warm_p.stdout)["tools"] == json.loads(alone_p.stdout)["tools"]
+        # A daemon serving another database is not asked: --db is honoured.
+        other, _ = run(["--db", str(home / "other.db"), *query], env)
+        assert json.loads(other.stdout) | {"elapsed_ms": 0} == {
+            "query": "fix the login bug", "results": [], "served_by": "process",
+            "elapsed_ms": 0}
+    finally:
+        daemon.stop(home, wait=10)
