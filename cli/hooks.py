@@ -20,24 +20,55 @@ The agent runs one fresh process per event and pipes its JSON payload to stdin. 
   next reader folds lazily anyway.
 
 Reliability (DESIGN §7). Whatever happens the process exits 0 and prints nothing but a
-well-formed answer. The budget (tool events 0.2 s of the hook's own work; the others
-1.5 s from process start, since the agent waits for the whole process;
+well-formed answer. The budget (tool events 0.2 s of the hook's own work, counted from
+the moment the payload has arrived; the others 1.5 s from process start, since the agent
+waits for the whole process, and at least a tool call's budget after the payload arrives;
 `BRAINBOX_HOOK_BUDGET_TOOL` / `_PROMPT` or `config.json`) is kept two ways:
 cooperatively (SQLite waits get a busy timeout of the time left, the daemon socket a
 timeout of the time left, the in-process fallback only starts with 0.3 s left), and by a
-watchdog thread that at the deadline spools what was not committed and calls
+watchdog thread that at the deadline keeps what was not committed and calls
 `os._exit(0)`; SQLite is crash-safe, so that exit never damages the database. No
 asynchronous exception is used: a SIGALRM handler raising inside library code (an import,
 a `sqlite3` call) was tried first and lost committed transactions under concurrency.
+
+Reading stdin has a wait of its own (`STDIN_WAIT` 2 s, `BRAINBOX_HOOK_STDIN_WAIT`),
+bounded with `select`: the budget used to start at process start for tool calls too, so a
+payload written 0.25-0.5 s after spawn (or one read slowly on a loaded machine: 21 of
+8,880 events in the trial's 8-way run) met a deadline with nothing to keep and was lost
+(reliability report D1). A payload that never comes, or stays incomplete with stdin open,
+is logged as "event lost".
+
 Events that could not be committed in time (lock contention, a slow disk, an unusable
-database, or a deadline hit before the payload was even mapped) go to the spool,
-`$BRAINBOX_HOME/spool/*.jsonl` (normalised events, or the raw payload), one atomic
-rename each; the next hook, the daemon and the importer drain it, so a timeout never
-loses an event. A lock shared with the watchdog makes "commit" and "spool" exclusive, so
-an event is not stored twice. Failures are logged with their traceback to
-`$BRAINBOX_HOME/hook-errors.log` (rotated at 256 KiB, one old file kept). When `main` is
-the whole process it ends with `os._exit(0)` once its answer is flushed: the agent waits
-for the exit, and the interpreter's finalisation has nothing left to do (`_exit_now`).
+database, a deadline before the mapping) go to the spool, `$BRAINBOX_HOME/spool/*.jsonl`,
+one atomic rename each, as normalised (redacted) events: when the deadline comes before
+the mapping, the watchdog maps the payload itself (milliseconds, bounded by hookmap's
+limits). The raw payload never touches the disk: it holds file contents and command
+output, secrets included, that the log never stores (report D2: 25 of 32 planted secrets
+were found in raw spool files). The next hook, the daemon and the importer drain the
+spool, so a timeout never loses an event. Every event carries a random `uid` before it is
+committed or spooled and the log stores a uid once (`storage.db` migration 002), so a
+drain killed between its commit and its unlink, or a watchdog that spooled while a
+commit finished, stores nothing twice (report D7: the whole file was stored again). A
+lock shared with the watchdog makes "commit" and "spool" exclusive besides. A spool file
+the database refuses for its content (an exit code beyond int64 spooled by an older
+version) is stored event by event and the rest moves to `spool/bad/`, logged once; it
+used to fail every drain and block every file after it (report D6). A database that
+fails (locked, full, read-only) leaves the file for a later drain.
+
+Files (reliability report D8, D15; `brainbox.storage.files`): the spool folder must be a
+real folder of ours with mode 0700 (never a symlink: a planted link received the events),
+spool files and `hook-errors.log` are opened with `O_NOFOLLOW` and are 0600 whatever the
+umask. Failures are logged with their traceback to `$BRAINBOX_HOME/hook-errors.log`
+(rotated at 256 KiB, one old file kept); when that cannot be written (refused, read-only
+home, full disk), to `$XDG_RUNTIME_DIR/brainbox-hook-errors.log` if that is a private
+folder of ours, else nowhere. The log says what became of the event: "spooled", "event
+lost: ..." (never "recorded" unless it was). When `main` is the whole process it ends
+with `os._exit(0)` once its answer is flushed: the agent waits for the exit, and the
+interpreter's finalisation has nothing left to do (`_exit_now`).
+
+The installed hook's event (argv) decides what a payload is, not its `hook_event_name`:
+a PostToolUse hook whose payload says SessionStart is a tool call and prints nothing
+(report D13: it printed a SessionStart block, with the daemon deciding by the payload).
 
 Without a daemon (none running, or `daemon: off`), a prompt answers in-process within the
 budget, then starts a daemon detached (after answering, so the two do not compete for
@@ -71,6 +102,8 @@ import time
 TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 DEFAULT_BUDGET = {"tool": 0.2, "prompt": 1.5}
 WATCHDOG_LOCK_WAIT = 0.3
+STDIN_WAIT = 2.0  # for the payload to arrive (agents write it at once; the trial's late
+# writer 0.25-0.5 s after spawn); the tool budget starts when it has
 EXIT_MARGIN = 0.1
 MAX_STDIN = 16 << 20
 LOG_NAME = "hook-errors.log"
@@ -86,6 +119,7 @@ HARD_EXIT = True  # tests that call `main` in-process set this False
 _ENV = {
     "hook_budget_prompt": "BRAINBOX_HOOK_BUDGET_PROMPT",
     "hook_budget_tool": "BRAINBOX_HOOK_BUDGET_TOOL",
+    "hook_stdin_wait": "BRAINBOX_HOOK_STDIN_WAIT",
     "daemon_idle": "BRAINBOX_DAEMON_IDLE",
     "daemon": "BRAINBOX_DAEMON",
     "inject": "BRAINBOX_INJECT",
@@ -156,7 +190,15 @@ def budget(kind: str) -> float:
         value = float(config(f"hook_budget_{kind}", DEFAULT_BUDGET[kind]))
     except (TypeError, ValueError):
         value = DEFAULT_BUDGET[kind]
-    return value if value > 0 else DEFAULT_BUDGET[kind]
+    return value if 0 < value < 3600 else DEFAULT_BUDGET[kind]
+
+
+def stdin_wait() -> float:
+    try:
+        value = float(config("hook_stdin_wait", STDIN_WAIT))
+    except (TypeError, ValueError):
+        value = STDIN_WAIT
+    return value if 0 < value < 3600 else STDIN_WAIT
 
 
 # --------------------------------------------------------------------------- guard
@@ -166,22 +208,28 @@ class _Guard:
     """The wall-clock budget: `remaining()` for cooperative checks, and a watchdog thread
     (in a real hook process) that spools and exits at the deadline."""
 
-    def __init__(self, seconds: float, hard: bool, who: tuple, since_start: bool = False):
+    def __init__(self, seconds: float, hard: bool, who: tuple, since_start: bool = False,
+                 reading: float | None = None):
         import threading
 
         # A prompt's budget counts from process start (the agent waits for the whole
         # process); a tool call's counts the hook's own work (interpreter start-up is
-        # beyond our control and measured by benchmarks/bench_hooks.py).
+        # beyond our control and measured by benchmarks/bench_hooks.py), from the moment
+        # its payload has arrived (`arrived`). While `reading` (seconds), the payload may
+        # still come: the deadline is that wait's, or the budget's if later.
         age = _process_age() if hard and since_start else 0.0
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds - min(age, 0.8 * seconds)
-        # the watchdog fires EXIT_MARGIN early: spooling, starting a daemon and exiting
-        # take time too (and the thread waits for the GIL behind a busy main thread)
-        self.hard_deadline = self.deadline - min(EXIT_MARGIN, 0.1 * seconds)
+        self.since_start = since_start
+        now = time.monotonic()
+        self.budget_deadline = now + seconds - min(age, 0.8 * seconds) if since_start else None
+        self._set_deadline(max(self.budget_deadline or 0.0, now + (reading or seconds)),
+                           backstop=bool(reading))
         self.spawn_daemon = False
         self.started = time.time()
         self.who = who
-        self.payload = None  # the parsed payload, spooled raw if the deadline comes first
+        self.chunks: list[bytes] | None = None  # stdin as read so far
+        self.read_done = False
+        self.payload = None  # the parsed payload, mapped and spooled if the deadline comes
         self.pending: list[dict] | None = None
         self.committed = False
         self.sock = None  # a daemon handoff in flight, and its receive buffer
@@ -193,23 +241,49 @@ class _Guard:
         # held while committing, spooling, ingesting a spool file or writing the answer
         self.lock = threading.RLock()
         self._done = threading.Event()
+        self._moved = threading.Event()  # the deadline changed: the watchdog looks again
         self.thread = None
         if hard:
             self.thread = threading.Thread(target=self._watch, daemon=True)
             self.thread.start()
 
+    def _set_deadline(self, deadline: float, backstop: bool = False) -> None:
+        self.deadline = deadline
+        # the watchdog fires EXIT_MARGIN early: spooling, starting a daemon and exiting
+        # take time too (and the thread waits for the GIL behind a busy main thread).
+        # While reading, the main thread ends the wait itself; the watchdog is a backstop.
+        margin = min(EXIT_MARGIN, 0.1 * self.seconds)
+        self.hard_deadline = deadline + (EXIT_MARGIN if backstop else -margin)
+
+    def arrived(self) -> None:
+        """The payload is here: the budget starts now (a prompt's: from process start,
+        but with a tool call's budget at least, to record it)."""
+        now = time.monotonic()
+        if self.since_start:
+            self._set_deadline(max(self.budget_deadline, now + budget("tool")))
+        else:
+            self._set_deadline(now + self.seconds)
+        if self.thread is not None:
+            self._moved.set()
+
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
     def _watch(self) -> None:
-        if self._done.wait(max(0.0, self.hard_deadline - time.monotonic())):
-            return
+        while True:
+            left = self.hard_deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._moved.wait(left)
+            self._moved.clear()
+            if self._done.is_set():
+                return
         got = self.lock.acquire(timeout=WATCHDOG_LOCK_WAIT)
         try:
-            # Without the lock a commit is still running; spooling then risks a duplicate
-            # only if that commit finishes in the instant before the exit below.
-            self._spool()
-            log_failure(*self.who, f"timeout after {self.seconds:.2f} s (recorded only"
+            # Without the lock a commit is still running: the spooled copy carries the
+            # same event ids (`uid`), so the drain stores it once.
+            kept = self._spool()
+            log_failure(*self.who, f"timeout after {self.seconds:.2f} s ({kept}"
                         f"{'' if got else ', lock not free'})")
             if self.spawn_daemon:
                 from brainbox.cli import daemon
@@ -220,28 +294,61 @@ class _Guard:
         finally:
             os._exit(0)
 
-    def spool_uncommitted(self) -> None:
+    def spool_uncommitted(self) -> str:
         with self.lock:
-            self._spool()
+            return self._spool()
 
-    def _spool(self) -> None:
-        """Keep what this hook was recording: its normalised events, or (when the deadline
-        came before they existed) the raw payload, mapped later by the drainer."""
+    def _spool(self) -> str:
+        """Keep what this hook was recording and say what became of it: its normalised
+        (redacted) events, mapped here from the payload (or the bytes read) when the
+        deadline came before they existed. Never the raw payload: it holds file contents
+        and command output, which are never stored (report D2)."""
         if self.committed:
-            return
+            return "recorded"
         if self.sock is not None and _daemon_took(self.sock, self.rx):
             self.committed = True  # the daemon acknowledged: it records, not us
-            return
-        if self.pending:
-            spool_write(self.pending)
-        elif self.payload is not None:
-            agent, event = self.who
-            spool_write([{"raw": {"agent": agent, "event": event, "at": self.started,
-                                  "payload": self.payload}}])
+            return "handed to the daemon"
+        try:
+            events = self.pending if self.pending else self._map()
+        except Exception as exc:  # noqa: BLE001
+            self.committed = True
+            return f"event lost: the payload could not be mapped ({type(exc).__name__}: {exc})"
         self.committed = True
+        if events is None:
+            return "event lost: no payload had arrived"
+        if not events:
+            return "nothing to record"
+        try:
+            if spool_write(events) is None:
+                return f"event lost: the spool is full ({SPOOL_MAX_FILES} files)"
+        except Exception as exc:  # noqa: BLE001 - full disk, read-only or unsafe home
+            return f"event lost: cannot spool ({type(exc).__name__}: {exc})"
+        return "spooled"
+
+    def _map(self) -> list[dict] | None:
+        payload = self.payload
+        if payload is None:
+            if self.read_done:
+                return []  # empty, or refused (and logged) by _read_payload
+            if not self.chunks:
+                return None
+            payload = json.loads(b"".join(self.chunks).decode("utf-8", "replace"))
+            if not isinstance(payload, dict):
+                return []
+        from brainbox.cli.hookmap import payload_to_records
+
+        from brainbox.recorder import normalize_many
+
+        agent, event = self.who
+        records = payload_to_records(agent, payload, event)
+        for r in records:
+            if r.get("at") is None:
+                r["at"] = self.started
+        return _stamp(normalize_many(records)[0])
 
     def close(self) -> None:
         self._done.set()
+        self._moved.set()
 
 
 class _Null:
@@ -267,10 +374,12 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     _config_cache = None
     try:
         kind = "tool" if event in TOOL_EVENTS else "prompt"
-        guard = _Guard(budget(kind), HARD_EXIT, (agent, event), since_start=kind == "prompt")
+        guard = _Guard(budget(kind), HARD_EXIT, (agent, event), since_start=kind == "prompt",
+                       reading=stdin_wait())
         sys.stdout = sys.stderr = _Null()  # nothing stray reaches the agent
         payload = _read_payload(stdin, guard, agent, event)
-        guard.payload = payload
+        guard.payload, guard.read_done, guard.chunks = payload, True, None
+        guard.arrived()
         if payload is not None:
             taken, answer = _via_daemon(agent, event, payload, guard)
             if not taken:
@@ -339,23 +448,40 @@ def _safe(fn, *args):
 
 
 def _read_payload(stdin, guard, agent, event) -> dict | None:
+    """The payload, read until EOF or `stdin_wait()` seconds (the guard's deadline while
+    reading); a payload that is whole JSON when the wait ends is used all the same."""
     src = stdin if stdin is not None else sys.stdin
     if src is None:
         return None
     buf = getattr(src, "buffer", src)
-    data = buf.read(MAX_STDIN + 1)
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogateescape")
+    fd = _stdin_fd(buf) if stdin is None else None
+    if fd is None:  # a caller's file object (tests, in-process callers): read it whole
+        data = buf.read(MAX_STDIN + 1)
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        whole = True
+    else:
+        whole = _read_fd(fd, guard)
+        data = b"".join(guard.chunks)
     if not data:
+        if not whole:
+            log_failure(agent, event, f"event lost: no payload within {stdin_wait():.2f} s")
         return None
     if len(data) > MAX_STDIN:
-        while buf.read(1 << 20) and guard.remaining() > 0.02:
-            pass  # drain so the agent's write does not fail; the payload is dropped
+        if fd is None:
+            while buf.read(1 << 20) and guard.remaining() > 0.02:
+                pass  # drain so the agent's write does not fail; the payload is dropped
+        else:
+            _read_fd(fd, guard, keep=False)
         log_failure(agent, event, f"payload over {MAX_STDIN >> 20} MiB dropped")
         return None
     try:
         payload = json.loads(data.decode("utf-8", "replace"))
     except (ValueError, RecursionError) as exc:
+        if not whole:
+            log_failure(agent, event, f"event lost: stdin still open after {stdin_wait():.2f}"
+                        f" s and {len(data)} bytes are not a whole payload")
+            return None
         log_failure(agent, event, f"payload is not JSON ({str(exc)[:100]}); {len(data)} bytes")
         return None
     if not isinstance(payload, dict):
@@ -364,15 +490,50 @@ def _read_payload(stdin, guard, agent, event) -> dict | None:
     return payload
 
 
+def _stdin_fd(buf) -> int | None:
+    try:
+        fd = buf.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+def _read_fd(fd: int, guard, keep: bool = True) -> bool:
+    """Read `fd` into `guard.chunks` (where the watchdog finds it) until EOF (True), more
+    than MAX_STDIN bytes (True) or the guard's deadline (False). `select` bounds each
+    wait, so a late or never-closing writer costs the wait, not the event."""
+    import select
+
+    if guard.chunks is None:
+        guard.chunks = []
+    size = sum(map(len, guard.chunks))
+    while keep is False or size <= MAX_STDIN:
+        left = guard.remaining()
+        if left <= 0:
+            return False
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            ready = [fd]  # not selectable: a blocking read, the watchdog still bounds it
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return True
+        if keep:
+            guard.chunks.append(chunk)
+            size += len(chunk)
+    return True
+
+
 # --------------------------------------------------------------------------- handoff
 
 
 def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
     """Hand a non-tool hook to the daemon: (True, the line to print or None) once the
     daemon has acknowledged it (it records), (False, None) when this process must."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        name = event
+    # the installed event decides, as in hookmap (report D13)
+    name = event if isinstance(event, str) and event else payload.get("hook_event_name")
     if name not in HANDOFF_EVENTS or not enabled("daemon"):
         return False, None
     cwd = payload.get("cwd")
@@ -534,7 +695,7 @@ def record(events: list[dict], guard: _Guard) -> int | None:
 
     from brainbox import recorder
 
-    guard.pending = events
+    guard.pending = _stamp(events)
     conn = guard.conn  # the daemon's own connection, else one opened here
     own = conn is None
     try:
@@ -547,11 +708,12 @@ def record(events: list[dict], guard: _Guard) -> int | None:
             last = recorder.append(events, conn, retries=2)
             guard.committed = True
         if guard.remaining() > 0.05 and os.path.isdir(spool_dir()):
-            drain_spool(conn, guard.lock)
+            drain_spool(conn, guard.lock, until=guard.deadline - 0.05)
         return last
     except Exception as exc:  # noqa: BLE001 - locked, corrupt, newer schema, disk full
-        guard.spool_uncommitted()
-        log_failure(*guard.who, f"event spooled: {type(exc).__name__}: {exc}", exc)
+        kept = guard.spool_uncommitted()
+        kept = "event spooled" if kept == "spooled" else kept
+        log_failure(*guard.who, f"{kept}: {type(exc).__name__}: {exc}", exc)
         return None
     finally:
         if own and conn is not None:
@@ -560,6 +722,17 @@ def record(events: list[dict], guard: _Guard) -> int | None:
             from brainbox.storage.db import BUSY_TIMEOUT_MS
 
             _safe(conn.execute, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _stamp(events: list[dict]) -> list[dict]:
+    """Give each event an id of its own (`uid`, 96 random bits) before it is committed or
+    spooled: the log stores an id once, so a spooled copy of a committed event (a drain
+    killed before its unlink, a watchdog that spooled while the commit ran) is not stored
+    twice (report D7)."""
+    for e in events:
+        if not e.get("uid"):
+            e["uid"] = os.urandom(12).hex()
+    return events
 
 
 def _connect(guard):
@@ -871,18 +1044,50 @@ def spool_dir() -> str:
     return os.path.join(home(), "spool")
 
 
-def spool_write(events: list[dict]) -> str | None:
-    """Keep events that could not be committed: one file, written then renamed."""
+class UnsafeSpool(OSError):
+    """The spool folder is a symlink, not a folder, or not ours: never written or read."""
+
+
+def _spool_folder(create: bool = True) -> str:
+    """The spool folder, checked: a real folder (never a symlink: another user's planted
+    link received the events, report D8), ours, mode 0700; created so when missing."""
+    from brainbox.storage import files
+
     d = spool_dir()
-    os.makedirs(d, mode=0o700, exist_ok=True)
+    if create:
+        files.private_dir(home(), what="brainbox home", tighten=True)
+    elif not os.path.lexists(d):
+        raise FileNotFoundError(d)
+    why = files.strict_dir(d)
+    if why:
+        raise UnsafeSpool(f"spool refused: {why}")
+    return d
+
+
+def spool_write(events: list[dict]) -> str | None:
+    """Keep events that could not be committed: one 0600 file, written then renamed; None
+    when the spool is full. Raises OSError (or StoreError) when it cannot be written."""
+    from brainbox.storage import files
+
+    d = _spool_folder()
     if len(os.listdir(d)) >= SPOOL_MAX_FILES:
         log_failure("", "", f"spool full ({SPOOL_MAX_FILES} files); {len(events)} events lost")
         return None
     name = os.path.join(d, f"{time.time_ns():020d}-{os.getpid()}.jsonl")
     tmp = name + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
-    os.replace(tmp, name)
+    data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    fd = files.open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        try:
+            view = memoryview(data.encode("utf-8", "replace"))
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, name)
+    except BaseException:
+        _safe(os.unlink, tmp)  # a full disk leaves no half-written file behind
+        raise
     return name
 
 
@@ -896,18 +1101,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def drain_spool(conn, lock=None) -> int:
+def drain_spool(conn, lock=None, until: float | None = None) -> int:
     """Append spooled events (oldest first) and delete their files; returns the count.
-    A file is claimed by renaming it, so two drainers never append it twice; a claim left
-    by a process that died (or by this one, after a failure) is taken over."""
-    d = spool_dir()
+    A file is claimed by renaming it, so two drainers never append it at once; a claim left
+    by a process that died (or by this one, after a failure) is taken over, and appending
+    it again stores nothing twice (each event's `uid`). A file the database refuses for
+    what it holds (an exit code beyond int64, a missing field) is stored event by event,
+    and what still fails moves to `spool/bad/` with its reason logged once; when the
+    database itself fails (locked, full, read-only) the file is put back and the drain
+    stops. `until` (monotonic) bounds a hook's drain. Never raises for a spool file."""
     try:
+        d = _spool_folder(create=False)
         names = sorted(os.listdir(d))
-    except OSError:
+    except Exception:  # noqa: BLE001 - missing, unsafe (refused), unreadable
         return 0
     total = 0
     me = os.getpid()
     for name in names:
+        if until is not None and time.monotonic() > until:
+            break
         if ".jsonl.claimed." in name:
             try:
                 owner = int(name.rsplit(".", 1)[1])
@@ -919,13 +1131,18 @@ def drain_spool(conn, lock=None) -> int:
             if name.endswith(".tmp"):  # being written, or left by a process that was killed
                 _safe(_unlink_if_old, os.path.join(d, name))
             continue
-        claimed = os.path.join(d, f"{name.split('.claimed.')[0]}.claimed.{me}")
+        base = name.split(".claimed.")[0]
+        claimed = os.path.join(d, f"{base}.claimed.{me}")
         with lock or _NOLOCK:  # a hook's watchdog waits: append + unlink stay together
             try:
                 os.rename(os.path.join(d, name), claimed)
             except OSError:
                 continue
-            total += _ingest(conn, claimed)
+            try:
+                total += _ingest(conn, claimed, base)
+            except _DatabaseDown:
+                _safe(os.rename, claimed, os.path.join(d, base))  # for a later drain
+                break
     return total
 
 
@@ -940,8 +1157,19 @@ class _NoLock:
 _NOLOCK = _NoLock()
 
 
+class _DatabaseDown(Exception):
+    """The database failed, not the file: it stays for a later drain."""
+
+
+def _database_failed(exc: BaseException) -> bool:
+    """A failure of the database (locked, busy, full, read-only, corrupt: sqlite3's and
+    sqlean's OperationalError and plain DatabaseError, or brainbox's StoreError), as
+    opposed to one of the events (OverflowError, IntegrityError, TypeError, ...)."""
+    return type(exc).__name__ in ("OperationalError", "DatabaseError", "StoreError")
+
+
 def _from_raw(raw: dict) -> list[dict]:
-    """Events of a payload spooled before the hook could map it (the hook's own time)."""
+    """Events of a raw payload spooled by an older version (before mapping existed there)."""
     from brainbox.cli.hookmap import payload_to_records
 
     from brainbox.recorder import normalize_many
@@ -958,40 +1186,81 @@ def _unlink_if_old(path: str, age: float = 60.0) -> None:
         os.unlink(path)
 
 
-def _ingest(conn, claimed: str) -> int:
+def _ingest(conn, claimed: str, base: str) -> int:
+    """Append one claimed spool file, then delete it (see `drain_spool`)."""
     from brainbox.storage import db as dbmod
 
-    events = []
+    events, bad = [], []
     with open(claimed, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+        for no, line in enumerate(fh, start=1):
             try:
                 e = json.loads(line)
-            except ValueError:
+                if isinstance(e, dict) and isinstance(e.get("raw"), dict):
+                    got = _from_raw(e["raw"])
+                elif isinstance(e, dict) and all(k in e for k in ("at", "session", "project",
+                                                                    "kind")):
+                    got = [e]
+                else:
+                    got = []
+            except Exception as exc:  # noqa: BLE001 - a torn or foreign line
+                if line.strip():
+                    bad.append((line, f"line {no}: {type(exc).__name__}: {exc}"))
                 continue
-            if isinstance(e, dict) and isinstance(e.get("raw"), dict):
-                events.extend(_from_raw(e["raw"]))
-            elif isinstance(e, dict) and all(k in e for k in ("at", "session", "project",
-                                                                "kind")):
-                events.append(e)
+            for k, ev in enumerate(got):
+                if not ev.get("uid"):  # an older hook's file: an id from its name and place
+                    ev["uid"] = f"{base}:{no}:{k}"
+                events.append(ev)
+    stored = 0
     if events:
-        dbmod.append_events(conn, events)
+        try:
+            dbmod.append_events(conn, events)
+            stored = len(events)
+        except Exception as exc:  # noqa: BLE001
+            if _database_failed(exc):
+                raise _DatabaseDown(str(exc)) from exc
+            for ev in events:  # one at a time: the others are stored
+                try:
+                    dbmod.append_events(conn, [ev])
+                    stored += 1
+                except Exception as exc1:  # noqa: BLE001
+                    if _database_failed(exc1):
+                        raise _DatabaseDown(str(exc1)) from exc1
+                    bad.append((json.dumps(ev, ensure_ascii=False, default=str) + "\n",
+                                f"{type(exc1).__name__}: {exc1}"))
+    if bad:
+        _quarantine(claimed, base, bad)
     os.unlink(claimed)
-    return len(events)
+    return stored
+
+
+def _quarantine(claimed: str, base: str, bad: list[tuple[str, str]]) -> None:
+    """Keep what the database refused in `spool/bad/<file>` (0600), logged once."""
+    from brainbox.storage import files
+
+    folder = os.path.join(os.path.dirname(claimed), "bad")
+    why = files.strict_dir(folder)
+    if why:
+        raise UnsafeSpool(f"quarantine refused: {why}")
+    path = os.path.join(folder, base)
+    fd = files.open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, "".join(line for line, _ in bad).encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
+    log_failure("", "", f"spool {base}: {len(bad)} event(s) quarantined to spool/bad/{base}:"
+                f" {bad[0][1]}")
 
 
 # --------------------------------------------------------------------------- log
 
 
 def log_failure(agent, event, what: str, exc: BaseException | None = None) -> None:
-    """Append one entry (with the traceback) to hook-errors.log; never raises."""
+    """Append one entry (with the traceback) to hook-errors.log (0600, never through a
+    symlink: `storage.files.open_private`); never raises. When the log cannot be written
+    (refused, read-only home, full disk) the entry goes to `$XDG_RUNTIME_DIR`, if that is
+    a private folder of ours (`_fallback_log`)."""
+    entry = ""
     try:
-        path = os.path.join(home(), LOG_NAME)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        try:
-            if os.path.getsize(path) > LOG_MAX:
-                os.replace(path, path + ".1")
-        except OSError:
-            pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
         entry = f"=== {stamp} pid={os.getpid()} agent={agent} event={event}: {what[:500]}\n"
         if exc is not None:
@@ -999,10 +1268,49 @@ def log_failure(agent, event, what: str, exc: BaseException | None = None) -> No
 
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             entry += tb[-4000:]
-        with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(entry)
-    except BaseException:  # noqa: BLE001
+        _append_log(os.path.join(home(), LOG_NAME), entry, rotate=True)
+    except BaseException as why:  # noqa: BLE001
+        _safe(_fallback_log, entry, why)
+
+
+def _append_log(path: str, entry: str, rotate: bool) -> None:
+    import stat as _stat
+
+    from brainbox.storage import files
+
+    files.private_dir(os.path.dirname(path), what="brainbox home", tighten=True)
+    if rotate:
+        try:
+            st = os.lstat(path)
+            if _stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+    fd = files.open_private(path)
+    try:
+        os.write(fd, entry.encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
+
+
+def _fallback_log(entry: str, why: BaseException) -> None:
+    """The entry, and why the home's log refused it, in `$XDG_RUNTIME_DIR/brainbox-hook-
+    errors.log`: only when that folder is a real one of ours, mode 0700 (the XDG rule);
+    otherwise nowhere (writing beside a planted symlink is what must not happen)."""
+    from brainbox.storage import files
+
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if not run or not os.path.isabs(run) or not os.path.isdir(run) or \
+            files.strict_dir(run) is not None:
+        return
+    path = os.path.join(run, "brainbox-" + LOG_NAME)
+    try:
+        if os.path.getsize(path) > LOG_MAX:
+            return  # bounded: the first entries say what went wrong
+    except OSError:
         pass
+    note = f"(hook-errors.log in {home()} not written: {type(why).__name__}: {why})\n"
+    _append_log(path, entry + note, rotate=False)
 
 
 def last_errors(n: int = 5) -> list[str]:

@@ -305,7 +305,8 @@ def test_a_hook_whose_stdin_never_closes_still_exits_0_quietly(tmp_path):
     out = p.stdout.read()
     p.stdin.close()
     assert rc == 0 and out == b""
-    assert "timeout" in (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    assert "event lost" in log and "recorded only" not in log  # nothing could be kept
 
 
 def test_a_prompt_beyond_its_budget_degrades_to_recording_only(repo, monkeypatch):
@@ -702,7 +703,8 @@ def test_the_watchdog_spools_a_handoff_only_when_the_daemon_did_not_take_it(repo
         a.close()
         b.close()
     [f] = spool_files()
-    assert json.loads(f.read_text())["raw"]["payload"] == p
+    [ev] = [json.loads(line) for line in f.read_text().splitlines()]
+    assert "raw" not in ev and (ev["kind"], ev["prompt"]) == ("prompt", "auth")  # mapped
 
 
 def test_pending_suggestions_are_appended_bounded_and_read_in_the_old_format(monkeypatch):
@@ -764,3 +766,218 @@ def test_only_a_whole_hook_process_skips_finalisation(monkeypatch):
                             (["pytest", "tests/test_hooks.py"], False)):
         monkeypatch.setattr(sys, "argv", sys_argv)
         assert hooks._whole_process(argv) is whole, sys_argv
+
+
+# --------------------------------------------------------------------------- issue 13
+
+HOOK = [sys.executable, "-m", "brainbox.cli.entry", "hook", "claude"]
+
+
+def hook_proc(event, data: bytes, env=None, timeout=60):
+    return subprocess.run([*HOOK, event], input=data, capture_output=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+def drain():
+    conn = dbmod.connect()
+    try:
+        return hooks.drain_spool(conn)
+    finally:
+        conn.close()
+
+
+def use_ids():
+    return sorted((e["meta"] or {}).get("tool_use_id") for e in events("tool"))
+
+
+def locked_run(event, payload):
+    """Run a hook in-process while another connection holds the write lock: it spools."""
+    conn = sqlite3.connect(dbmod.default_db_path(), isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        return run(event, payload)
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def test_a_late_writer_loses_no_event(repo):
+    """The agent writes stdin 0.25 s and 0.5 s after spawn: the 0.2 s tool budget used to
+    run out during the read, and the event was neither stored nor spooled (report D1)."""
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
+    for delay in (0.25, 0.5):
+        p = subprocess.Popen([*HOOK, "PostToolUse"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        data = json.dumps(tool(repo, "Read", "src/auth/session.py", tool_use_id=f"late{delay}"))
+        stdin, p.stdin = p.stdin, None
+        try:
+            stdin.write(data.encode())
+            stdin.close()
+        except BrokenPipeError:
+            pass  # the hook gave up before the payload came: the asserts below say so
+        out, err = p.communicate(timeout=60)
+        assert (p.returncode, out, err) == (0, b"", b"")
+    drain()  # what a slow machine spooled
+    assert use_ids() == ["first", "late0.25", "late0.5"]
+    log = Path(hooks.home()) / hooks.LOG_NAME
+    assert not log.exists() or "recorded only" not in log.read_text()
+
+
+def test_a_deadline_before_mapping_never_spools_a_secret(repo):
+    """A 3 MB payload and a 0.03 s budget: the deadline comes before the mapping, and the
+    watchdog used to spool the raw payload, tool output and file contents included (D2)."""
+    secret = "Hunter2Secret" + "Zq7" * 3
+    bash = {"session_id": "s", "cwd": str(repo), "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "cat .env"},
+            "tool_response": {"stdout": "x" * 3_000_000 + f" DB_PASSWORD={secret}",
+                              "stderr": ""}}
+    write = {"session_id": "s", "cwd": str(repo), "hook_event_name": "PostToolUse",
+             "tool_name": "Write", "tool_input": {"file_path": str(repo / "src/a.py"),
+                                                  "content": "y" * 3_000_000 + secret}}
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py"))
+    runs = 8
+    for i in range(runs):
+        p = dict(bash if i % 2 else write, tool_use_id=f"big{i}")
+        r = hook_proc("PostToolUse", json.dumps(p).encode(), {"BRAINBOX_HOOK_BUDGET_TOOL": "0.03"})
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        for f in Path(hooks.home()).rglob("*"):
+            if f.is_file():
+                assert secret.encode() not in f.read_bytes(), f
+    drain()
+    assert len(events("tool")) == runs + 1  # nothing lost either
+    for f in Path(hooks.home()).rglob("*"):
+        if f.is_file():
+            assert secret.encode() not in f.read_bytes(), f
+
+
+def test_a_poisoned_spool_file_is_quarantined_and_the_rest_drains(repo, tmp_path):
+    """Report D6: an exit code >= 2^63 spooled by an older hook raised OverflowError on
+    every drain, so every file spooled after it waited forever and `import` failed."""
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
+    spool = Path(hooks.spool_dir())
+    spool.mkdir(mode=0o700)
+    poison = {"at": 1.0, "session": "s1", "project": str(repo), "kind": "tool",
+              "tool": "Bash:make", "action": "run", "files": [], "exit_code": 1 << 64,
+              "error": "exit code", "meta": {"tool_use_id": "poison"}}
+    (spool / "00000000000000000001-1.jsonl").write_text(json.dumps(poison) + "\n")
+    locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py", tool_use_id="behind"))
+    assert len(list(spool.glob("*.jsonl"))) == 2
+    empty = tmp_path / "transcripts"
+    empty.mkdir()
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "import", "claude",
+                        str(empty)], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert use_ids() == ["behind", "first"]
+    assert not list(spool.glob("*.jsonl*"))
+    [bad] = (spool / "bad").iterdir()
+    assert json.loads(bad.read_text())["meta"]["tool_use_id"] == "poison"
+    for i in range(3):
+        run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id=f"later{i}"))
+    assert use_ids() == ["behind", "first", "later0", "later1", "later2"]
+    log = (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    assert log.count("quarantined") == 1 and "Overflow" in log
+
+
+def test_a_drain_killed_after_its_commit_stores_nothing_twice(repo):
+    """Report D7: a drainer killed between its commit and the unlink left a claim that
+    the next drainer took over and appended again."""
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
+    locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py", tool_use_id="spooled"))
+    assert len(spool_files()) == 1
+    killed_at_unlink = (
+        "import os\n"
+        "from brainbox.cli import hooks\n"
+        "from brainbox.storage import db\n"
+        "real = os.unlink\n"
+        "def unlink(p, *a, **k):\n"
+        "    if '.claimed.' in str(p):\n"
+        "        os._exit(9)  # SIGKILL-like: no cleanup\n"
+        "    return real(p, *a, **k)\n"
+        "os.unlink = unlink\n"
+        "hooks.drain_spool(db.connect())\n")
+    r = subprocess.run([sys.executable, "-c", killed_at_unlink], capture_output=True, timeout=60)
+    assert r.returncode == 9, r.stderr.decode()[-2000:]
+    assert use_ids() == ["first", "spooled"]  # committed before the kill
+    [claim] = spool_files()
+    assert ".claimed." in claim.name  # left by a dead process: the next drainer takes it
+    run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id="third"))
+    assert use_ids() == ["first", "spooled", "third"]
+    assert not spool_files()
+    from brainbox.memory import Memory
+
+    with Memory.open() as mem:  # the log folds as usual
+        assert mem.stats()["events"] == 3
+
+
+def test_a_version_1_database_upgrades_and_keeps_its_events(repo, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(dbmod, "MIGRATIONS", dbmod.MIGRATIONS[:1])
+        m.setattr(dbmod, "SCHEMA_VERSION", 1)
+        run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="old"))
+        conn = dbmod.connect()
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        conn.close()
+    run("PostToolUse", tool(repo, "Read", "src/auth/session.py", tool_use_id="new"))
+    conn = dbmod.connect()
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION >= 2
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY 1")]
+        assert names == [n for n, _ in dbmod.MIGRATIONS]
+    finally:
+        conn.close()
+    assert use_ids() == ["new", "old"]
+
+
+@pytest.mark.parametrize("with_daemon", [False, True])
+def test_the_argv_event_decides(repo, monkeypatch, request, with_daemon):
+    """Report D13: a PostToolUse hook whose payload says SessionStart printed a
+    SessionStart block (the payload's name decided)."""
+    teach(repo)
+    start = {"session_id": "s9", "cwd": str(repo), "hook_event_name": "SessionStart",
+             "source": "startup"}
+    assert context_of(run("SessionStart", start), "SessionStart")  # what it would print
+    before = len(events())
+    served = request.getfixturevalue("served") if with_daemon else None
+    asked = served.svc.requests if served else 0
+    assert run("PostToolUse", dict(start, session_id="s10")) == ""
+    assert run("PostToolUse", dict(start, session_id="s11", tool_name="Read",
+                                   tool_input={"file_path": str(repo / "src/a.py")})) == ""
+    new = events()[before:]
+    assert [(e["kind"], e["session"], e["meta"]["event"]) for e in new] == [
+        ("tool", "s11", "PostToolUse")]
+    if served:
+        assert served.svc.requests == asked  # a tool hook never touches the daemon
+
+
+def test_log_and_spool_files_are_0600_whatever_the_umask(repo):
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py"))
+    old = os.umask(0)
+    try:
+        locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py"))
+        run("PostToolUse", b"not json")
+    finally:
+        os.umask(old)
+    [f] = spool_files()
+    assert f.stat().st_mode & 0o777 == 0o600
+    assert (Path(hooks.home()) / hooks.LOG_NAME).stat().st_mode & 0o777 == 0o600
+    assert Path(hooks.spool_dir()).stat().st_mode & 0o777 == 0o700
+
+
+def test_a_symlinked_log_or_spool_folder_is_refused(repo, tmp_path):
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py"))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    home = Path(hooks.home())
+    (home / hooks.LOG_NAME).symlink_to(victim)
+    (home / "spool").symlink_to(elsewhere)
+    assert run("PostToolUse", b"not json") == ""
+    assert locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py")) == ""
+    assert victim.read_text() == "mine\n"
+    assert list(elsewhere.iterdir()) == []
+    (elsewhere / "00000000000000000001-1.jsonl").write_text(json.dumps(
+        {"at": 1.0, "session": "planted", "project": str(repo), "kind": "tool"}) + "\n")
+    run("PostToolUse", tool(repo, "Read", "tests/test_auth.py"))
+    assert "planted" not in {e["session"] for e in events()}  # never drained from there
