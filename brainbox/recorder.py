@@ -1,7 +1,9 @@
 """The record path: normalise raw records and append them to the event log.
 
 Standard library only (no numpy, numba or click): `brainbox record` and the PostToolUse
-hook run this in a fresh process per tool call. Learning happens later, lazily, when a
+hook run this in a fresh process per tool call. Validation is per record (see
+`brainbox.events`): `parse_jsonl` and `normalize_many` return the good events and a reason
+for each bad one, and what they return is always storable. Learning happens later, lazily, when a
 process that has the kernels folds the log forward.
 """
 
@@ -15,7 +17,9 @@ from brainbox.storage import db as dbmod
 
 
 def normalize_many(raws) -> tuple[list[dict], list[tuple[int, str]]]:
-    """Normalise records; returns (events, [(1-based position, message)] of rejects)."""
+    """Normalise records; returns (events, [(1-based position, message)] of rejects).
+    Each record stands alone: `normalize` raises only EventError, so one bad value (an
+    exit code past int64, a NaN time, nesting past the stack) never costs the others."""
     good, bad = [], []
     for i, raw in enumerate(raws, start=1):
         try:
@@ -38,6 +42,9 @@ def parse_jsonl(lines) -> tuple[list[dict], list[tuple[int, str]]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             bad.append((no, f"not JSON ({exc.msg})"))
+            continue
+        except RecursionError:  # the json module recurses once per nesting level
+            bad.append((no, "nested too deeply to parse"))
             continue
         if not isinstance(obj, dict):
             bad.append((no, "not a JSON object"))

@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REDACTED", "redact"]
+__all__ = ["REDACTED", "redact", "redact_path"]
 
 REDACTED = "[REDACTED]"
 
@@ -515,3 +515,42 @@ def redact(text: str) -> str:
     if _GUARD_ASSIGNMENT.search(low):
         text = _ASSIGNMENT.sub(_assignment, text)
     return text
+
+
+# ------------------------------------------------------------------------ file paths
+
+
+def _tag(text: str) -> str:
+    import hashlib  # only when a path holds a secret
+
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=4,
+                             person=b"brainbox.path").hexdigest()
+    return f"[REDACTED-{digest}]"
+
+
+def redact_path(path: str) -> str:
+    """``path`` with each secret in it replaced by ``[REDACTED-<tag>]``, the tag being 8 hex
+    digits of a BLAKE2b hash of the path segment that held it (of the whole path for a
+    secret that spans segments, like a Slack webhook path).
+
+    A stored path is a key (``events.files``, ``resources.key``): a bare ``[REDACTED]``
+    would merge every secret-named file of a folder into one resource, while a tag keeps
+    ``keys/ghp_A.txt`` and ``keys/ghp_B.txt`` apart and maps each to the same key every
+    time, so learning about it still works and ``forget`` of the absolute path finds it.
+    The hash is not keyed (the record path has no key to read without I/O): 32 bits
+    reveal nothing usable of a high-entropy token, but a guessable password in a file name
+    (``PASSWORD=hunter2.txt``) can be confirmed from its tag by a dictionary attack."""
+    if not path:
+        return path
+    whole = redact(path)
+    if whole == path:
+        return path
+    parts = []
+    for seg in path.split("/"):
+        out = redact(seg)
+        parts.append(out.replace(REDACTED, _tag(seg)) if out != seg else seg)
+    joined = "/".join(parts)
+    again = redact(joined)
+    if again != joined:
+        joined = again.replace(REDACTED, _tag(path))
+    return joined

@@ -214,18 +214,26 @@ GAPS = [
     (f"stripe listen --forward-to localhost:3000 # {WHSEC}", WHSEC, None),
     (f"echo {SENDGRID}", SENDGRID, "echo [REDACTED]"),
     (
-        "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
-        f"AccountName=acme;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net'",
+        (
+            "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
+            f"AccountName=acme;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net'"
+        ),
         AZURE_KEY,
-        "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
-        "AccountName=acme;AccountKey=[REDACTED];EndpointSuffix=core.windows.net'",
+        (
+            "az storage blob list --connection-string 'DefaultEndpointsProtocol=https;"
+            "AccountName=acme;AccountKey=[REDACTED];EndpointSuffix=core.windows.net'"
+        ),
     ),
     (
-        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
-        "SharedAccessKey=q8cNCn1o0Zx2bW7Qp3LrVfT5yHjK9dGs4aE6uI0oPmA=",
+        (
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
+            "SharedAccessKey=q8cNCn1o0Zx2bW7Qp3LrVfT5yHjK9dGs4aE6uI0oPmA="
+        ),
         "q8cNCn1o0Zx2bW7Qp3LrVfT5yHjK9dGs4aE6uI0oPmA=",
-        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
-        "SharedAccessKey=[REDACTED]",
+        (
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
+            "SharedAccessKey=[REDACTED]"
+        ),
     ),
     ("curl 'https://api.example.com/v1/items?api_key=abcdefghijklmnopqrst&page=2'",
      "abcdefghijklmnopqrst",
