@@ -69,7 +69,7 @@ def register(cli) -> None:
     @click.option("--idle", type=float, default=None,
                   help="Exit after this many idle seconds (default $BRAINBOX_DAEMON_IDLE "
                        "or 1800).")
-    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--json", "as_json", is_flag=True, help="JSON output.")
     def serve(show_status, do_stop, detach, idle, as_json):
         """The resident daemon: keeps the memory warm for the prompt hooks.
 
@@ -80,6 +80,10 @@ def register(cli) -> None:
         """
         from brainbox.cli import daemon
 
+        picked = [f for f, on in (("--status", show_status), ("--stop", do_stop),
+                                  ("--detach", detach)) if on]
+        if len(picked) > 1:
+            raise click.UsageError(f"{' and '.join(picked)} exclude each other")
         if show_status:
             data = daemon.status()
             emit(data, as_json, lambda d: click.echo(
@@ -110,7 +114,8 @@ def register(cli) -> None:
     @click.option("--project", "project_dir", type=click.Path(file_okay=False),
                   help="A project's settings (DIR/.claude/settings.json).")
     @click.option("--command", "command", help="How hooks call brainbox (default: its path).")
-    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--json", "as_json", is_flag=True,
+                  help="JSON output: a list, one object per agent.")
     def install(claude, codex, user, project_dir, command, as_json):
         """Register brainbox's hooks with Claude Code and/or Codex.
 
@@ -136,14 +141,17 @@ def register(cli) -> None:
             except ValueError as exc:
                 click.echo(f"brainbox: {exc}", err=True)
                 sys.exit(1)
+        __import__("brainbox.warm").warm.spawn_background()  # fill the numba cache meanwhile
         _report(out, as_json, "installed")
 
     @cli.command()
-    @click.option("--claude", is_flag=True)
-    @click.option("--codex", is_flag=True)
+    @click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks).")
+    @click.option("--codex", is_flag=True, help="Codex CLI (config.toml hooks).")
     @click.option("--user", is_flag=True, help="The user's settings (the default).")
-    @click.option("--project", "project_dir", type=click.Path(file_okay=False))
-    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--project", "project_dir", type=click.Path(file_okay=False),
+                  help="A project's settings (DIR/.claude/settings.json).")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="JSON output: a list, one object per agent.")
     def uninstall(claude, codex, user, project_dir, as_json):
         """Remove exactly brainbox's hooks (both agents unless one is named)."""
         from brainbox.cli import install as inst
@@ -162,7 +170,7 @@ def register(cli) -> None:
         _report(out, as_json, "removed")
 
     @cli.command()
-    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--json", "as_json", is_flag=True, help="JSON output.")
     @click.option("--no-latency", is_flag=True, help="Skip the test record subprocess.")
     def doctor(as_json, no_latency):
         """Check hooks, database, daemon, recent hook errors and record latency."""
@@ -189,7 +197,7 @@ def register(cli) -> None:
     @click.option("--project", help="Only sessions whose working folder is inside P "
                                     "(and store them under P).")
     @click.option("--since", help="Only sessions newer than this: 30d, 12h, 2w or a date.")
-    @click.option("--json", "as_json", is_flag=True)
+    @click.option("--json", "as_json", is_flag=True, help="JSON output.")
     @click.pass_context
     def import_cmd(ctx, agent, path, project, since, as_json):
         """Import past sessions (incremental: a second run imports only what is new).
@@ -223,8 +231,8 @@ def register(cli) -> None:
 
 
 def _report(results: list[dict], as_json: bool, verb: str) -> None:
-    if as_json:
-        click.echo(json.dumps(results if len(results) != 1 else results[0]))
+    if as_json:  # always a list, one object per agent: one shape for one agent or two
+        click.echo(json.dumps(results))
         return
     for r in results:
         what = r["added"] + r["updated"] if verb == "installed" else r["removed"]

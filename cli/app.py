@@ -400,11 +400,13 @@ def warmup(replay, as_json):
 
 
 @cli.command()
-@click.option("--sessions", type=click.IntRange(1, 10_000), default=12, show_default=True)
-@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--sessions", type=click.IntRange(1, 10_000), default=12, show_default=True,
+              help="Synthetic agent sessions to record (40 events each).")
+@click.option("--seed", type=int, default=7, show_default=True,
+              help="Seed of the synthetic workload.")
 @click.option("--db", "demo_db", type=click.Path(dir_okay=False),
               help="Keep the demo memory in this file (default: a temporary one).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
 def demo(sessions, seed, demo_db, as_json):
     """Record a seeded synthetic workload, then show recall and next-tool predictions."""
     from brainbox.demo import run_demo
