@@ -168,21 +168,24 @@ class Memory:
                 self.save(replace=True)
         return {"events": folded}
 
-    def forget(self, path: str, *, cwd: str | None = None, project: str | None = None) -> dict:
-        """Delete every event that mentions `path`, then rebuild: no recall returns it."""
-        dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
-        project = project or project_root(cwd or os.getcwd())
-        if os.path.isabs(path):
-            from brainbox.events import relative_path
+    def forget(self, path: str, *, cwd: str | None = None, project: str | None = None,
+               recursive: bool = False, before=None) -> dict:
+        """Delete every event that mentions `path`, then rebuild: no recall returns it.
 
-            rel = relative_path(path, cwd or os.getcwd(), project)
-            if rel is None:
-                raise BrainboxError(f"{path} is outside the project {project}")
-            path = rel
-        deleted = dbmod.delete_events_mentioning(self.conn, project, path)
+        What goes is `forgetting.plan`'s (it refuses an empty path, and a folder or a glob
+        unless `recursive`); `before(plan)` is called before anything is deleted."""
+        from brainbox import forgetting
+
+        dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
+        plan = forgetting.plan(self.conn, path, cwd=cwd, project=project, recursive=recursive)
+        if before is not None:
+            before(plan)
+        deleted = queries.delete_events(self.conn, plan.event_ids)
         self.rebuild()
         dbmod.scrub(self.conn)  # no copy of the forgotten text left in the file or its WAL
-        return {"deleted_events": deleted, "path": path, "project": project}
+        out = plan.as_dict()
+        del out["events"]
+        return {**out, "deleted_events": deleted}
 
     # --- reading -----------------------------------------------------------------------
 

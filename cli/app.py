@@ -65,9 +65,45 @@ def parse_when(value: str | None, option: str = "--now") -> float | None:
                                  f"got {value!r}", param_hint=option) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _hoist_db(group: click.Group, args: list[str]) -> list[str]:
+    """`brainbox CMD ... --db FILE` as `brainbox --db FILE CMD ...`, unless CMD has a `--db`
+    of its own (`demo`): the database option works on either side of the subcommand."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # the group's own options
+        i += 2 if args[i] == "--db" else 1
+    if i >= len(args):
+        return args
+    cmd = group.commands.get(args[i])
+    if cmd is None or any("--db" in p.opts for p in cmd.params):
+        return args
+    head, rest, moved = args[: i], [], []
+    j = i + 1
+    while j < len(args):
+        a = args[j]
+        if a == "--":
+            rest.extend(args[j:])
+            break
+        if a == "--db" and j + 1 < len(args):
+            moved += [a, args[j + 1]]
+            j += 2
+            continue
+        if a.startswith("--db="):
+            moved.append(a)
+        else:
+            rest.append(a)
+        j += 1
+    return head + moved + [args[i]] + rest
+
+
+class _Cli(click.Group):
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, _hoist_db(self, list(args)))
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", type=click.Path(dir_okay=False), envvar="BRAINBOX_DB",
-              help="Database file (default $BRAINBOX_HOME/brainbox.db).")
+              help="Database file (default $BRAINBOX_HOME/brainbox.db); before or after "
+                   "the command.")
 @click.version_option(package_name="brainbox")
 @click.pass_context
 def cli(ctx, db):
@@ -82,18 +118,18 @@ def cli(ctx, db):
     ctx.obj["db"] = db
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@cli.command(add_help_option=False,
+             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.pass_context
 def record(ctx):
     """Append events (one tool call, one prompt, or --jsonl FILE|-).
 
-    \b
-    Example:
-      brainbox record --session s1 --cwd . --tool Read --file src/app.py
+    Its options (argparse, see `brainbox record --help`) are parsed by `record_cmd`, which
+    runs without click on the hook path; the group's `--db` is passed on.
     """
     from brainbox.cli.record_cmd import main
 
-    sys.exit(main(ctx.args))
+    sys.exit(main(ctx.args, db=ctx.obj.get("db")))
 
 
 @cli.command()

@@ -6,6 +6,11 @@ Usage:
   brainbox record --prompt TEXT --session S --cwd DIR [--json]
   brainbox record --jsonl FILE|- [--json]
 
+Relative `--cwd`, `--project` and `--file` are taken from the folder brainbox runs in (the
+README's `--cwd . --file src/auth/login.py` used to store no file: the relative cwd put
+every file outside the project). `--db` here or before `record` picks the database (it was
+ignored before `record`). A bad `--at` is a usage error like any bad option.
+
 Exit codes: 0 stored; 1 a domain error (bad event, unusable database) - with `--jsonl`,
 the good lines are stored and every bad line is reported on stderr by number, then the
 command exits 1; 2 usage error.
@@ -15,33 +20,61 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="brainbox record", description=__doc__.split("\n\n")[0])
-    p.add_argument("--session")
-    p.add_argument("--cwd")
-    p.add_argument("--project")
-    p.add_argument("--tool")
-    p.add_argument("--file", dest="files", action="append", default=[])
-    p.add_argument("--error")
-    p.add_argument("--exit-code", type=int)
-    p.add_argument("--at")
-    p.add_argument("--command")
-    p.add_argument("--args")
-    p.add_argument("--action")
-    p.add_argument("--prompt")
-    p.add_argument("--jsonl", metavar="FILE")
+    p = argparse.ArgumentParser(
+        prog="brainbox record",
+        description="Append events to the memory's log: one tool call, one prompt, or "
+                    "--jsonl FILE|- (exit 0 stored, 1 a bad event or database, 2 usage).",
+        epilog="A relative --cwd, --project or --file is taken from the folder brainbox "
+               "runs in. Example: brainbox record --session s1 --cwd . --tool Read "
+               "--file src/app.py")
+    p.add_argument("--session", help="session id (required unless --jsonl)")
+    p.add_argument("--cwd", help="the agent's working folder (default: this folder)")
+    p.add_argument("--project", help="project root (default: the git root of --cwd)")
+    p.add_argument("--tool", help="tool name: Read, Edit, Bash:pytest, mcp__server__tool...")
+    p.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
+                   help="a file the tool touched (repeat for several)")
+    p.add_argument("--error", help="error text the tool produced")
+    p.add_argument("--exit-code", type=int, help="the tool's exit status")
+    p.add_argument("--at", metavar="ISO8601", help="event time (default: now)")
+    p.add_argument("--command", help="the shell command run (secrets are redacted)")
+    p.add_argument("--args", help="tool arguments as text (e.g. a grep pattern)")
+    p.add_argument("--action", choices=("read", "edit", "search", "run", "plan", "other"),
+                   help="what the tool did (default: from the tool name)")
+    p.add_argument("--prompt", help="a user prompt instead of a tool call")
+    p.add_argument("--jsonl", metavar="FILE", help="one raw record per line; - for stdin")
+    p.add_argument("--db", metavar="FILE",
+                   help="database file (default $BRAINBOX_DB, else $BRAINBOX_HOME/brainbox.db)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
 
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)  # exits 2 on usage errors
+def _absolute(path: str | None) -> str | None:
+    """`path` from the folder brainbox runs in (the README's `--cwd .`)."""
+    if not path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def main(argv: list[str], db: str | None = None) -> int:
+    """Run `brainbox record` with `argv`; `db` is the group's `--db` (ours wins)."""
+    parser = _parser()
+    args = parser.parse_args(argv)  # exits 2 on usage errors
     from brainbox import recorder
-    from brainbox.events import EventError, normalize
+    from brainbox.events import EventError, normalize, parse_time
+    from brainbox.storage import db as dbmod
     from brainbox.storage.db import StoreError
+
+    if args.at is not None:
+        try:
+            parse_time(args.at)
+        except EventError:
+            parser.error(f"argument --at: expected an ISO 8601 time such as "
+                         f"2026-12-01T09:30:00Z, got {args.at!r}")
 
     rejected: list[tuple[int, str]] = []
     if args.jsonl:
@@ -62,8 +95,9 @@ def main(argv: list[str]) -> int:
             print("brainbox record: give --tool or --prompt", file=sys.stderr)
             return 2
         raw = {
-            "session": args.session, "cwd": args.cwd, "project": args.project,
-            "tool": args.tool, "files": args.files, "error": args.error,
+            "session": args.session, "cwd": _absolute(args.cwd) or os.getcwd(),
+            "project": _absolute(args.project),
+            "tool": args.tool, "files": [_absolute(f) for f in args.files], "error": args.error,
             "exit_code": args.exit_code, "at": args.at, "prompt": args.prompt,
             "command": args.command, "args": args.args, "action": args.action,
         }
@@ -73,7 +107,12 @@ def main(argv: list[str]) -> int:
             print(f"brainbox: {exc}", file=sys.stderr)
             return 1
     try:
-        last_id = recorder.append(events)
+        conn = dbmod.connect(args.db or db) if (args.db or db) else None
+        try:
+            last_id = recorder.append(events, conn)
+        finally:
+            if conn is not None:
+                conn.close()
     except StoreError as exc:
         print(f"brainbox: {exc}", file=sys.stderr)
         return 1

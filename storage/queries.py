@@ -21,3 +21,54 @@ def memory_birth(conn) -> float | None:
     except ValueError:
         return None
     return dt.replace(tzinfo=_dt.timezone.utc).timestamp()
+
+
+# --- forget -----------------------------------------------------------------------------
+
+def stored_projects(conn) -> list[str]:
+    """Every project root that has events."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT project FROM events WHERE project != ''")]
+
+
+def project_files(conn, project: str) -> dict[str, int]:
+    """The files the project's events touch, each with how many events touch it."""
+    rows = conn.execute(
+        "SELECT j.value, count(DISTINCT e.id) FROM events AS e, json_each(e.files) AS j "
+        "WHERE e.project = ? GROUP BY j.value", (project,))
+    return {str(path): int(n) for path, n in rows}
+
+
+def events_mentioning(conn, project: str, files, texts) -> list[int]:
+    """Ids of the project's events that touch one of `files` (exactly) or whose command,
+    arguments or error text contain one of `texts` (case-sensitive substrings)."""
+    ids: set[int] = set()
+    files = sorted(set(files))
+    for i in range(0, len(files), 500):
+        chunk = files[i:i + 500]
+        ids.update(r[0] for r in conn.execute(
+            "SELECT DISTINCT e.id FROM events AS e, json_each(e.files) AS j "
+            f"WHERE e.project = ? AND j.value IN ({', '.join('?' for _ in chunk)})",
+            (project, *chunk)))
+    for text in sorted(set(texts)):
+        if text:
+            ids.update(r[0] for r in conn.execute(
+                "SELECT id FROM events WHERE project = ? AND (instr(command, ?) > 0 "
+                "OR instr(args, ?) > 0 OR instr(error, ?) > 0)", (project, text, text, text)))
+    return sorted(ids)
+
+
+def project_event_ids(conn, project: str) -> list[int]:
+    """Every event of the project, prompts included."""
+    return [r[0] for r in conn.execute("SELECT id FROM events WHERE project = ? ORDER BY id",
+                                       (project,))]
+
+
+def delete_events(conn, ids) -> int:
+    """Delete the events with these ids in one transaction; returns how many went."""
+    from brainbox.storage.db import atomic
+
+    ids = list(ids)
+    with atomic(conn):
+        before = conn.total_changes
+        conn.executemany("DELETE FROM events WHERE id = ?", [(i,) for i in ids])
+        return conn.total_changes - before

@@ -29,7 +29,7 @@ def auth_memory(tmp_path):
         for i, (tool, f) in enumerate((("Read", "src/auth/login.py"),
                                        ("Edit", "src/auth/session.py"))):
             assert entry_main(["record", "--session", f"s{s}", "--cwd", str(repo / "src"),
-                               "--tool", tool, "--file", f"auth/{f.split('/')[-1]}",
+                               "--tool", tool, "--file", str(repo / f),
                                "--at", f"2026-01-0{s + 1}T10:00:0{i}Z"]) == 0
     return repo
 
@@ -37,7 +37,7 @@ def auth_memory(tmp_path):
 def test_record_then_recall_login_ranks_session_with_via(auth_memory):
     out = invoke("recall", "login", "--cwd", str(auth_memory), "--json")
     data = json.loads(out.output)
-    assert set(data) == {"query", "results", "elapsed_ms"}
+    assert {"query", "results", "elapsed_ms"} <= set(data)
     paths = [r["path"] for r in data["results"]]
     assert "src/auth/session.py" in paths[:3]
     hit = data["results"][paths.index("src/auth/session.py")]
@@ -98,7 +98,7 @@ def test_usage_error_exits_2_and_domain_error_exits_1(tmp_path):
     p = run("--db", str(bad), "stats")
     assert p.returncode == 1 and p.stderr.count("\n") == 1 and "not a SQLite" in p.stderr
     p = run("record", "--session", "s", "--tool", "Read", "--at", "yesterday")
-    assert p.returncode == 1 and "ISO 8601" in p.stderr
+    assert p.returncode == 2 and "ISO 8601" in p.stderr and "--at" in p.stderr
 
 
 def test_import_brainbox_pulls_no_numpy_or_numba():

@@ -110,3 +110,140 @@ def test_a_routine_decay_keeps_what_was_learnt_this_week(repo):
 def test_a_bad_now_is_a_usage_error_that_names_now():
     p = bb("decay", "--now", "garbage")
     assert p.returncode == 2 and "--now" in p.stderr and "'at'" not in p.stderr
+
+
+# --------------------------------------------------------------------------- forget
+
+
+@pytest.fixture
+def remembered(repo):
+    """The repo with four live sessions recorded (12 tool events, 4 prompts)."""
+    js(bb("record", "--jsonl", "-", "--json", stdin=live_log(repo)))
+    return repo
+
+
+def events():
+    return js(bb("stats", "--json"))["events"]
+
+
+@pytest.mark.parametrize("path", ["", "   "])
+def test_forget_of_an_empty_path_is_refused_and_deletes_nothing(remembered, path):
+    n = events()
+    p = bb("forget", path, cwd=remembered)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "empty" in p.stderr
+    assert events() == n == 16
+
+
+@pytest.mark.parametrize("path", [".", "src", "src/", "src/auth/*.py"])
+def test_a_folder_or_glob_needs_recursive(remembered, path):
+    p = bb("forget", path, cwd=remembered)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--recursive" in p.stderr
+    assert " events" in p.stderr  # the count, before anything is done
+    assert events() == 16
+
+
+def test_forget_dry_run_lists_what_would_go_and_deletes_nothing(remembered):
+    out = js(bb("forget", "src/auth", "--dry-run", "--json", cwd=remembered))
+    assert out["dry_run"] is True and out["kind"] == "folder"
+    assert out["files"] == [{"path": "src/auth/login.py", "events": 4},
+                            {"path": "src/auth/session.py", "events": 4}]
+    assert out["events"] == 8 and out["project"] == str(remembered)
+    human = bb("forget", "src/auth", "--dry-run", cwd=remembered)
+    assert human.returncode == 0 and "src/auth/login.py" in human.stdout
+    assert "nothing deleted" in human.stdout
+    assert events() == 16
+
+
+def test_forget_recursive_shows_the_count_then_deletes_the_folder(remembered):
+    p = bb("forget", "src/auth", "--recursive", "--json", cwd=remembered)
+    assert p.returncode == 0, p.stderr
+    assert "2 files, 8 events" in p.stderr
+    assert json.loads(p.stdout)["deleted_events"] == 8
+    assert events() == 8  # the billing reads and the prompts stay
+
+
+def test_forget_an_absolute_path_from_another_folder_finds_its_project(remembered, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = remembered / "src" / "auth" / "session.py"
+    out = js(bb("forget", target, "--json", cwd=elsewhere))
+    assert out["deleted_events"] == 4 and out["project"] == str(remembered)
+    assert out["path"] == "src/auth/session.py"
+    assert events() == 12
+    rec = js(bb("recall", "session", "--cwd", remembered, "--json"))
+    assert all(r["path"] != "src/auth/session.py" for r in rec["results"])
+
+
+def test_forget_of_something_not_in_memory_exits_1(remembered):
+    p = bb("forget", "src/nowhere.py", cwd=remembered)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and "not" in p.stderr.lower()
+    assert events() == 16
+
+
+def test_forget_dry_run_does_not_import_numpy(remembered):
+    code = ("import sys; from brainbox.cli.entry import main\n"
+            "try:\n    main(['forget', 'src/auth/login.py', '--dry-run', '--json'])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print([m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'scipy')])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=remembered)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "[]"
+    assert json.loads(p.stdout.splitlines()[0])["events"] == 4
+
+
+# --------------------------------------------------------------------------- record
+
+
+def stored_files(db: Path) -> list[list[str]]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return [json.loads(r[0]) for r in conn.execute("SELECT files FROM events ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_the_readmes_first_line_stores_the_file_and_recall_finds_it(repo, brainbox_home):
+    p = bb("record", "--session", "s1", "--cwd", ".", "--tool", "Read", "--file",
+           "src/auth/login.py", cwd=repo)
+    assert p.returncode == 0, p.stderr
+    assert stored_files(brainbox_home / "brainbox.db") == [["src/auth/login.py"]]
+    rec = js(bb("recall", "login", "--json", cwd=repo))
+    assert [r["path"] for r in rec["results"]][:1] == ["src/auth/login.py"]
+
+
+def test_relative_cwd_and_file_are_taken_from_the_process_folder(repo, brainbox_home):
+    js(bb("record", "--session", "s", "--cwd", "src", "--tool", "Edit", "--file",
+          "src/auth/session.py", "--json", cwd=repo))
+    js(bb("record", "--session", "s", "--tool", "Read", "--file", "auth/tokens.py", "--json",
+          cwd=repo / "src"))
+    assert stored_files(brainbox_home / "brainbox.db") == [["src/auth/session.py"],
+                                                           ["src/auth/tokens.py"]]
+
+
+def test_db_is_honoured_before_and_after_the_subcommand(repo, tmp_path, brainbox_home):
+    one, two = tmp_path / "one.db", tmp_path / "two.db"
+    js(bb("--db", one, "record", "--session", "s", "--tool", "Read", "--json", cwd=repo))
+    js(bb("record", "--session", "s", "--tool", "Read", "--db", two, "--json", cwd=repo))
+    js(bb("record", "--session", "s", "--tool", "Edit", "--db", two, "--json", cwd=repo))
+    assert not (brainbox_home / "brainbox.db").exists()
+    assert js(bb("stats", "--db", one, "--json"))["events"] == 1
+    assert js(bb("--db", two, "stats", "--json"))["events"] == 2
+    assert js(bb("predict", "--session", "s", "--json", "--db", two))["tools"]
+    assert not (brainbox_home / "brainbox.db").exists()
+
+
+def test_record_help_lists_its_options_with_help_text():
+    p = bb("record", "--help")
+    assert p.returncode == 0
+    for option, words in (("--file", "file the tool touched"), ("--tool", "tool name"),
+                          ("--at", "event time"), ("--jsonl", "per line"), ("--db", "database")):
+        assert option in p.stdout and words in p.stdout, option
+
+
+def test_a_bad_at_is_a_usage_error_like_a_bad_now():
+    p = bb("record", "--session", "s", "--tool", "Read", "--at", "yesterday")
+    assert p.returncode == 2 and "--at" in p.stderr and "yesterday" in p.stderr
+    assert bb("decay", "--now", "yesterday").returncode == 2

@@ -1,0 +1,120 @@
+"""What `forget PATH` deletes, decided before anything is deleted. Standard library only:
+`forget --dry-run` runs this without numpy (it is a fast command).
+
+Choices:
+- An empty or blank PATH is refused (`ForgetRefused`, a usage error): `forget "$FILE"` with
+  FILE unset used to delete every event of the project.
+- An absolute PATH belongs to its own project whatever the working folder: the stored
+  project that holds it (the deepest), else the git root above it. A relative PATH is
+  taken from `cwd` (default: the process's folder), like `record --file`; with `--project`
+  given and `cwd` outside it, it is taken as project-relative.
+- PATH is a file when the memory holds it; a folder when it is a folder on disk or the
+  memory holds files under it (`.` at the root: the whole project, prompts included); a
+  glob when it has `*`, `?` or `[` (matched by `fnmatch` against project-relative paths,
+  so `*` also crosses `/`). A folder or a glob needs `recursive`.
+- An event goes when it touches one of the chosen files, or its command, arguments or error
+  text contain one of them (or the folder's `path/`): what mentions a file is forgotten with
+  it. Nothing to delete is `NotInMemory` (exit 1, like `explain`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+from dataclasses import dataclass, field
+
+from brainbox import BrainboxError
+from brainbox.events import project_root, relative_path
+from brainbox.storage import queries
+
+GLOB_CHARS = "*?["
+
+
+class ForgetRefused(BrainboxError):
+    """Input `forget` will not act on (empty, or a folder/glob without recursive): exit 2."""
+
+
+class NotInMemory(BrainboxError):
+    """Nothing in memory mentions the path: exit 1."""
+
+
+@dataclass
+class Plan:
+    path: str  # project-relative path or pattern ("" for the whole project)
+    project: str
+    kind: str  # "file", "folder", "glob", "project" or "text" (mentioned in text only)
+    files: dict[str, int] = field(default_factory=dict)  # file -> events touching it
+    event_ids: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "project": self.project, "kind": self.kind,
+                "files": [{"path": f, "events": n} for f, n in sorted(self.files.items())],
+                "events": len(self.event_ids)}
+
+
+def _owner(projects: list[str], full: str) -> str | None:
+    """The deepest stored project that holds `full`."""
+    inside = [p for p in projects if full == p or full.startswith(p.rstrip("/") + "/")]
+    return max(inside, key=len) if inside else None
+
+
+def resolve(conn, path: str, cwd: str | None = None,
+            project: str | None = None) -> tuple[str, str, str]:
+    """(project, project-relative path or "" for the root, absolute path) of PATH."""
+    if not isinstance(path, str) or not path.strip():
+        raise ForgetRefused("forget: PATH is empty; name a file (or a folder with --recursive)")
+    path = path.strip()
+    cwd = os.path.abspath(cwd or os.getcwd())
+    if project:
+        project = posixpath.normpath(os.path.abspath(os.path.expanduser(project)))
+    absolute = os.path.isabs(path) or path.startswith("~")
+    if absolute:
+        full = posixpath.normpath(os.path.expanduser(path))
+    elif project and not (cwd == project or cwd.startswith(project.rstrip("/") + "/")):
+        full = posixpath.normpath(posixpath.join(project, path))
+    else:
+        full = posixpath.normpath(posixpath.join(cwd, path))
+    if project is None:
+        project = _owner(queries.stored_projects(conn), full)
+        if project is None:
+            start = full if os.path.isdir(full) else posixpath.dirname(full)
+            project = project_root(start if absolute else cwd)
+    if full == posixpath.normpath(project):
+        return project, "", full
+    rel = relative_path(full, project, project)
+    if rel is None:
+        raise BrainboxError(f"{path} is outside the project {project}")
+    return project, rel, full
+
+
+def plan(conn, path: str, *, cwd: str | None = None, project: str | None = None,
+         recursive: bool = False) -> Plan:
+    """What forgetting PATH deletes; raises ForgetRefused or NotInMemory instead."""
+    project, rel, full = resolve(conn, path, cwd, project)
+    files = queries.project_files(conn, project)
+    if rel == "":
+        out = Plan("", project, "project", files, queries.project_event_ids(conn, project))
+    elif any(c in rel for c in GLOB_CHARS):
+        chosen = {f: n for f, n in files.items() if fnmatch.fnmatchcase(f, rel)}
+        out = Plan(rel, project, "glob", chosen,
+                   queries.events_mentioning(conn, project, chosen, chosen))
+    elif rel in files:
+        out = Plan(rel, project, "file", {rel: files[rel]},
+                   queries.events_mentioning(conn, project, [rel], [rel]))
+    else:
+        under = {f: n for f, n in files.items() if f.startswith(rel + "/")}
+        if under or os.path.isdir(full):
+            out = Plan(rel, project, "folder", under,
+                       queries.events_mentioning(conn, project, under, [*under, rel + "/"]))
+        else:
+            out = Plan(rel, project, "text", {},
+                       queries.events_mentioning(conn, project, [], [rel]))
+    if not out.event_ids:
+        raise NotInMemory(f"nothing in memory mentions {rel or '.'} (project {project})")
+    if out.kind in ("folder", "glob", "project") and not recursive:
+        what = "a folder" if out.kind != "glob" else "a glob"
+        raise ForgetRefused(
+            f"forget: {rel or '.'} is {what}: {len(out.files)} files, {len(out.event_ids)} "
+            f"events; pass --recursive to forget them all (--dry-run lists them)")
+    return out
