@@ -9,7 +9,23 @@ Tools (typed parameters; FastMCP derives each JSON schema from the signature):
 `explain` (why a file ranks where it does), `error` (record an error; returns its
 fingerprint and the files that fixed it before: the error's strongest learned
 associations to files of the project), `resolve` (link an error to the files that fixed
-it), `predict_next` (next tools of a session), `stats`, `decay`.
+it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
+an empty path is refused, a folder or glob needs `recursive`, `dry_run` lists what would
+go).
+
+Choices:
+- `decay` is not a tool: it prunes associations for the whole memory, a maintenance
+  verb for the user (`brainbox decay`, which asks before pruning much); an agent must
+  not be able to shrink the memory. `forget` is one, so an agent can act on "forget
+  that file" like the user can.
+- `recall` and `explain` take `project` as the CLI does (`--project`): the server's own
+  cwd is rarely the agent's project, and without it the trial's `project` argument was
+  silently dropped and recall answered "nothing relevant".
+- Unknown arguments are an error (the tools' argument models forbid extra fields, and
+  the advertised schemas say `additionalProperties: false`); FastMCP ignores them by
+  default, which looks like "no results".
+- FastMCP logs every request at INFO on stderr ("Processing request of type ..."); the
+  server runs at WARNING: stderr carries only what went wrong.
 
 One `Memory` stays open for the server's life; every read folds what hooks appended in
 the meantime (`Memory.sync`). Nothing is printed on stdout but the protocol.
@@ -83,7 +99,7 @@ def _build():
 
     from brainbox import BrainboxError
 
-    server = FastMCP("brainbox", instructions=INSTRUCTIONS)
+    server = FastMCP("brainbox", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def guard(fn, *args, **kwargs):
         try:
@@ -95,6 +111,8 @@ def _build():
                                                   "project (default: the server's cwd).")]
     Session = Annotated[str | None, Field(description="Agent session id (adds session "
                                                       "evidence).")]
+    Project = Annotated[str | None, Field(description="Project root (default: the git root "
+                                                      "of cwd).")]
 
     @server.tool()
     def record(
@@ -118,11 +136,13 @@ def _build():
     def recall(
         query: Annotated[str, Field(description="What the agent is about to work on.")],
         cwd: Cwd = None,
+        project: Project = None,
         session: Session = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
     ) -> dict[str, Any]:
         """Files most likely needed for the query, with confidence and evidence."""
-        results = guard(memory().recall, query, session=session, cwd=cwd, limit=limit)
+        results = guard(memory().recall, query, session=session, cwd=cwd, project=project,
+                        limit=limit)
         return {"query": query, "results": [r.as_dict() for r in results]}
 
     @server.tool()
@@ -130,10 +150,12 @@ def _build():
         path: Annotated[str, Field(description="Project-relative file path.")],
         query: Annotated[str, Field(description="The query to explain the rank against.")],
         cwd: Cwd = None,
+        project: Project = None,
         session: Session = None,
     ) -> dict[str, Any]:
         """Why a file ranks where it does for a query: channels, ranks, incoming edges."""
-        return guard(memory().explain, path, query, session=session, cwd=cwd)
+        out = guard(memory().explain, path, query, session=session, cwd=cwd, project=project)
+        return {**out, "confidence": round(float(out["confidence"]), 4)}
 
     @server.tool()
     def error(
@@ -184,15 +206,32 @@ def _build():
         return guard(memory().stats)
 
     @server.tool()
-    def decay(
-        now: Annotated[str | None, Field(description="ISO 8601 time to decay to "
-                                                     "(default: now).")] = None,
+    def forget(
+        path: Annotated[str, Field(description="A file in memory (project-relative, or "
+                                               "absolute); a folder or glob needs "
+                                               "recursive.")],
+        cwd: Cwd = None,
+        project: Project = None,
+        recursive: Annotated[bool, Field(description="Allow a folder or a glob: every file "
+                                                     "under it.")] = False,
+        dry_run: Annotated[bool, Field(description="List what would be forgotten; delete "
+                                                   "nothing.")] = False,
     ) -> dict[str, Any]:
-        """Apply daily decay and prune weak associations (a logged, replayable event)."""
-        from brainbox.events import parse_time
+        """Remove every event and association that mentions a file (as `brainbox forget`)."""
+        from brainbox import forgetting
 
-        return guard(memory().decay, parse_time(now) if now else None)
+        mem = memory()
+        cwd = cwd or os.getcwd()
+        if dry_run:
+            found = guard(forgetting.plan, mem.conn, path, cwd=cwd, project=project,
+                          recursive=True)
+            return {"dry_run": True, **found.as_dict()}
+        return guard(mem.forget, path, cwd=cwd, project=project, recursive=recursive)
 
+    for tool in server._tool_manager.list_tools():  # unknown arguments are an error
+        tool.fn_metadata.arg_model.model_config["extra"] = "forbid"
+        tool.fn_metadata.arg_model.model_rebuild(force=True)
+        tool.parameters["additionalProperties"] = False
     return server
 
 

@@ -13,15 +13,15 @@ mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "decay"}
+TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget"}
 
 
-def run_session(script):
+def run_session(script, errlog=None):
     async def main():
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "brainbox.cli.entry", "mcp"],
                                        env=dict(os.environ))
-        async with stdio_client(params) as (read, write):
+        async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return await script(session)
@@ -56,7 +56,6 @@ def test_mcp_tools_over_stdio(tmp_path):
         out["error2"] = await call("error", {"text": err, "session": "e", "cwd": str(repo)})
         out["predict"] = await call("predict_next", {"session": "c"})
         out["stats"] = await call("stats", {})
-        out["decay"] = await call("decay", {"now": "2030-01-01T00:00:00Z"})
         out["bad"] = await call("recall", {"limit": 5})  # missing the required query
         return out
 
@@ -79,8 +78,51 @@ def test_mcp_tools_over_stdio(tmp_path):
     assert out["predict"].structuredContent["tools"]
     stats = out["stats"].structuredContent
     assert stats["events"] == 9 and stats["resources"]["error"] == 1
-    assert "associations" in out["decay"].structuredContent
     assert out["bad"].isError
+
+
+def test_mcp_recall_takes_a_project_refuses_unknown_arguments_and_forgets_safely(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    log = tmp_path / "server-stderr.txt"
+
+    async def script(s):
+        out = {}
+        call = s.call_tool
+        for sess in ("a", "b"):
+            await call("record", {"session": sess, "cwd": str(repo), "tool": "Read",
+                                  "files": ["src/auth/login.py"]})
+            await call("record", {"session": sess, "cwd": str(repo), "tool": "Edit",
+                                  "files": ["src/auth/session.py", "src/db/pool.py"]})
+        # the server's cwd is not the repo: only `project` points recall at it
+        out["by_project"] = await call("recall", {"query": "login", "project": str(repo)})
+        out["unknown"] = await call("recall", {"query": "login", "projekt": str(repo)})
+        out["decay"] = await call("decay", {})
+        out["empty"] = await call("forget", {"path": "", "cwd": str(repo)})
+        out["folder"] = await call("forget", {"path": "src/auth", "cwd": str(repo)})
+        out["dry"] = await call("forget", {"path": "src/auth", "cwd": str(repo),
+                                           "dry_run": True})
+        out["after_dry"] = await call("recall", {"query": "login", "project": str(repo)})
+        out["gone"] = await call("forget", {"path": "src/auth/login.py", "cwd": str(repo)})
+        out["after"] = await call("recall", {"query": "login", "project": str(repo)})
+        return out
+
+    with open(log, "w") as errlog:
+        out = run_session(script, errlog)
+    hits = [r["path"] for r in out["by_project"].structuredContent["results"]]
+    assert hits and hits[0] == "src/auth/login.py"
+    assert out["unknown"].isError and "projekt" in out["unknown"].content[0].text
+    assert out["decay"].isError  # not exposed: an agent must not prune the memory
+    assert out["empty"].isError and "empty" in out["empty"].content[0].text
+    assert out["folder"].isError and "recursive" in out["folder"].content[0].text
+    dry = out["dry"].structuredContent
+    assert dry["dry_run"] is True and {f["path"] for f in dry["files"]} == {
+        "src/auth/login.py", "src/auth/session.py"}
+    assert out["after_dry"].structuredContent["results"]  # a dry run deletes nothing
+    assert out["gone"].structuredContent["deleted_events"] == 2
+    assert "src/auth/login.py" not in [
+        r["path"] for r in out["after"].structuredContent["results"]]
+    assert "Processing request" not in log.read_text()
 
 
 def test_mcp_without_the_sdk_says_how_to_install_it(tmp_path):
