@@ -31,13 +31,34 @@ Choices:
   life (the kernel drops it when the process dies, so a crash never leaves a stale lock).
   A second `serve` finds the lock held and exits 0 at once.
 - The socket is `$BRAINBOX_HOME/daemon.sock`; when that path is too long for `sun_path`
-  (108 bytes, deep temporary folders reach it) it is `/tmp/brainbox-<uid>/<hash>.sock`.
+  (108 bytes, deep temporary folders reach it) it is `$XDG_RUNTIME_DIR/brainbox-<hash>.sock`
+  when that folder is ours, not a symlink and 0700, else `/tmp/brainbox-<uid>/<hash>.sock`.
+  In the trial (D3) another user pre-created that folder 0777, replaced the socket with
+  its own, read the raw prompt and wrote the hook's output. Now `serve` makes it with a
+  plain `mkdir` 0700 and, when it exists, `lstat` must show a real folder of ours with
+  mode 0700 (`storage.files.strict_dir`); else the daemon logs why and does not start,
+  and the hooks work in-process. The client (`trusted_connect`, also the hooks' handoff)
+  checks the folder and the socket file with `lstat` before connecting and the peer's
+  uid (`SO_PEERCRED`) after: an answer from any other uid is never read.
+- Every file the daemon writes (`daemon.log`, `daemon.json`, `daemon.spawn`, the lock) is
+  opened with `O_NOFOLLOW` and left 0600 whatever the umask (`storage.files`): a symlink
+  planted in the home is refused, never followed (D8, D15). The home itself must be ours
+  and not writable by others.
 - The daemon binds only after it is warm (state loaded, kernels compiled or loaded from
   the numba cache), so a client that connects gets a fast answer; before that the client
   sees no daemon and works in-process.
 - Stale socket: a client that cannot connect takes the lock without blocking; if it gets
   it, no daemon is alive, so it unlinks the socket file and starts one. A spawn marker
   (`daemon.spawn`, 15 s) keeps a burst of hooks from starting many.
+- Connections are served concurrently, a thread each (at most MAX_CONNECTIONS; more are
+  closed at once and those clients work in-process), and one lock guards the Memory, so
+  requests run one at a time but reading them does not. Each request must arrive whole
+  within REQUEST_DEADLINE (5 s) of the connection or of the previous answer: a total
+  deadline, not a per-byte timeout. In the trial (D14) one client sending a byte every 4 s
+  held the daemon, which served one connection at a time, indefinitely.
+- At start, before it warms up or writes anything, the daemon runs `PRAGMA quick_check`
+  on its database (10-12 ms per 10,000 events): a damaged file stops it with a logged
+  one-line reason.
 - Before answering, the daemon drains the hooks' spool, notices deleted events (`forget`
   makes the count drop: the state is then reloaded from disk) and folds what is new
   (`Memory.sync()` folds only events past the watermark). It saves the state when idle
@@ -73,6 +94,9 @@ SAVE_AFTER_IDLE = 5.0
 SPAWN_GUARD = 15.0
 MAX_LINE = 1 << 20
 LOG_MAX = 1 << 20
+MAX_CONNECTIONS = 32
+REQUEST_DEADLINE = 5.0  # seconds for one whole request line ($BRAINBOX_DAEMON_DEADLINE)
+TMP = "/tmp"  # the fallback socket folder's parent (tests point it elsewhere)
 ACK = b'{"ack": true}\n'  # the `hook` op's receipt: from here on the daemon records
 ACK_OPS = frozenset({"hook"})
 
@@ -106,7 +130,65 @@ def socket_path(home: Path | str | None = None) -> str:
     import hashlib
 
     digest = hashlib.sha1(path.encode()).hexdigest()[:16]
-    return f"/tmp/brainbox-{os.getuid()}/{digest}.sock"
+    run = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if run.startswith("/") and len(run.encode()) <= 70 and _private_runtime(run):
+        return os.path.join(run, f"brainbox-{digest}.sock")
+    return f"{TMP}/brainbox-{os.geteuid()}/{digest}.sock"
+
+
+def _private_runtime(run: str) -> bool:
+    """$XDG_RUNTIME_DIR is usable: a real folder (lstat) of ours with mode 0700."""
+    try:
+        st = os.lstat(run)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170777) == 0o040700 and st.st_uid == os.geteuid()
+
+
+def _socket_problem(path: str) -> str | None:
+    """Why a socket path cannot be trusted before connecting (lstat only: microseconds),
+    or None. Its folder must be ours (a home may be a symlink to a folder of ours; any
+    other folder may not) and writable by nobody else; the socket file ours."""
+    folder = os.path.dirname(path)
+    try:
+        st = os.lstat(folder)
+        if (st.st_mode & 0o170000) == 0o120000:
+            if os.path.basename(path) != SOCK_NAME:  # only a home may be a symlink
+                return f"{folder} is a symlink"
+            st = os.stat(folder)
+    except OSError as exc:
+        return f"{folder}: {exc.strerror}"
+    if st.st_uid != os.geteuid():
+        return f"{folder} belongs to uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return f"{folder} is writable by others"
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if (st.st_mode & 0o170000) != 0o140000:
+        return f"{path} is not a socket"
+    if st.st_uid != os.geteuid():
+        return f"{path} belongs to uid {st.st_uid}"
+    return None
+
+
+def trusted_connect(s, path: str) -> None:
+    """`s.connect(path)` to a daemon of ours, or an OSError: a refused path raises
+    PermissionError before connecting, a peer of another uid (`SO_PEERCRED`, Linux) after
+    it, with nothing sent or read. The hooks' handoff calls this in place of connect."""
+    problem = _socket_problem(path)
+    if problem:
+        raise PermissionError(errno.EPERM, f"untrusted daemon socket: {problem}")
+    s.connect(path)
+    peercred = getattr(_socket, "SO_PEERCRED", None)
+    if peercred is None:  # not Linux: the lstat checks above are what we have
+        return
+    cred = s.getsockopt(_socket.SOL_SOCKET, peercred, 12)  # struct ucred: pid, uid, gid
+    uid = int.from_bytes(cred[4:8], sys.byteorder)
+    if uid != os.geteuid():
+        raise PermissionError(errno.EPERM, f"untrusted daemon socket: {path} is served by "
+                                           f"uid {uid}")
 
 
 def idle_seconds() -> float:
@@ -127,7 +209,7 @@ def request(req: dict, timeout: float = 1.0, home: Path | None = None) -> dict |
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         s.settimeout(max(0.001, timeout))
-        s.connect(socket_path(home))
+        trusted_connect(s, socket_path(home))
         s.sendall(json.dumps(req, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
         buf = bytearray()
         while not buf.endswith(b"\n"):
@@ -161,9 +243,11 @@ def _lock_free(home: Path) -> bool:
     """True when no process holds the daemon lock (so no daemon is alive or starting)."""
     import fcntl
 
+    from brainbox.storage.files import StoreError, open_private
+
     try:
-        fd = os.open(os.path.join(home, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
+        fd = open_private(os.path.join(home, LOCK_NAME), os.O_RDWR | os.O_CREAT)
+    except (OSError, StoreError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -176,38 +260,72 @@ def _lock_free(home: Path) -> bool:
 
 
 def spawn(home: Path | None = None, force: bool = False) -> bool:
-    """Start a detached daemon unless one is alive or was started moments ago."""
+    """Start a detached daemon unless one is alive or was started moments ago, or its
+    home or socket folder is unsafe (then the reason goes to daemon.log, if it can)."""
     import subprocess
     from pathlib import Path
 
+    from brainbox.storage import files
+
     home = Path(home) if home is not None else home_dir()
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        files.private_dir(home, what="home", tighten=True)
+    except files.StoreError:
+        return False
     marker = home / SPAWN_NAME
     try:
-        if not force and time.time() - marker.stat().st_mtime < SPAWN_GUARD:
+        if not force and time.time() - marker.lstat().st_mtime < SPAWN_GUARD:
             return False
     except OSError:
         pass
-    if not _lock_free(home):
-        return False
-    try:
-        os.unlink(socket_path(home))  # stale: nobody holds the lock
-    except OSError:
-        pass
-    marker.write_text(str(os.getpid()))
     log = home / LOG_NAME
     try:
-        if log.stat().st_size > LOG_MAX:
+        if log.lstat().st_size > LOG_MAX:
             os.replace(log, log.with_suffix(".log.1"))
     except OSError:
         pass
-    with open(log, "ab") as out:
+    try:
+        out = os.fdopen(files.open_private(log), "ab")
+    except (OSError, files.StoreError):
+        return False  # a log we may not write (a planted symlink): no daemon, no log
+    with out:
+        try:
+            files.write_private(marker, str(os.getpid()).encode())
+        except (OSError, files.StoreError):
+            return False
+        path = socket_path(home)
+        if os.path.dirname(path) != os.fspath(home):
+            problem = _folder_problem(path)
+            if problem:
+                _log(out, f"refusing to start: socket folder {problem}; hooks work in-process")
+                return False
+        if not _lock_free(home):
+            return False
+        try:
+            os.unlink(path)  # stale: nobody holds the lock
+        except OSError:
+            pass
         subprocess.Popen(
             [sys.executable, "-m", "brainbox.cli.daemon", "--serve"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True, close_fds=True, cwd=str(home),
         )
     return True
+
+
+def _folder_problem(path: str) -> str | None:
+    """The fallback socket folder (not the home): made 0700 here, or why it is refused."""
+    folder = os.path.dirname(path)
+    if _private_runtime(folder):
+        return None
+    from brainbox.storage.files import strict_dir
+
+    return strict_dir(folder)
+
+
+def _log(out, line: str) -> None:
+    out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} brainbox daemon: {line}\n".encode())
+    out.flush()
 
 
 def _lock_pid(home: Path) -> int | None:
@@ -283,6 +401,30 @@ class Service:
         self.requests = 0
         self.started = time.time()
         self.stop_requested = False
+        import threading
+
+        self.lock = threading.RLock()  # one request at a time uses the Memory
+        self.active = 0  # connections being served (the daemon's threads)
+        self.last = time.monotonic()  # the last request's time, for the idle exit
+        self._count_lock = threading.Lock()
+
+    def activity(self):
+        """A context that counts one connection as active (the daemon does not save or
+        exit while one is)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def active():
+            with self._count_lock:
+                self.active += 1
+            try:
+                yield
+            finally:
+                with self._count_lock:
+                    self.active -= 1
+                self.last = time.monotonic()
+
+        return active()
 
     def memory(self):
         if self.mem is None:
@@ -542,17 +684,25 @@ def _why(result) -> str:
 
 
 def serve(home: Path | None = None, idle: float | None = None, warm: bool = True) -> int:
-    """Run the daemon in this process until idle, stopped or signalled. Returns 0, or 3
-    when another daemon already serves this home."""
+    """Run the daemon in this process until idle, stopped or signalled. Returns 0, 3
+    when another daemon already serves this home, or 1 when it refuses to start (an
+    unsafe home or socket folder, a damaged database: the reason is on stderr, which is
+    daemon.log for a detached daemon)."""
     import fcntl
     import selectors
     import signal
+    import threading
     from pathlib import Path
 
+    from brainbox.storage import files
+
     home = Path(home) if home is not None else home_dir()
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        files.private_dir(home, what="home", tighten=True)
+        lock_fd = files.open_private(home / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    except (OSError, files.StoreError) as exc:
+        return _refuse(f"{exc}")
     idle = idle_seconds() if idle is None else idle
-    lock_fd = os.open(home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -561,9 +711,24 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, str(os.getpid()).encode())
     path = socket_path(home)
+    if os.path.dirname(path) != os.fspath(home):
+        problem = _folder_problem(path)
+        if problem:
+            os.close(lock_fd)
+            return _refuse(f"socket folder {problem}")
     service = Service()
+    try:
+        from brainbox.storage import db as dbmod
+
+        dbmod.quick_check(service.memory().conn)
+    except Exception as exc:  # noqa: BLE001 - StoreError, BrainboxError: a one-line reason
+        if service.mem is not None:
+            service.mem.close()
+        os.close(lock_fd)
+        return _refuse(f"{exc}")
     listener = None
     info = home / INFO_NAME
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     def on_signal(signum, frame):
         service.stop_requested = True
@@ -581,7 +746,6 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
             except Exception:  # noqa: BLE001
                 pass
         old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         try:
             os.unlink(path)
         except OSError:
@@ -589,35 +753,46 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
         import socket
 
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(path)
+        old_umask = os.umask(0o177)  # the socket is 0600 from the moment it exists
+        try:
+            listener.bind(path)
+        finally:
+            os.umask(old_umask)
         os.chmod(path, 0o600)
         listener.listen(64)
         listener.setblocking(False)
-        info.write_text(json.dumps({"pid": os.getpid(), "socket": path, "db": service.db,
-                                    "started": service.started}))
+        files.write_private(info, json.dumps({"pid": os.getpid(), "socket": path,
+                                              "db": service.db,
+                                              "started": service.started}).encode())
         sel = selectors.DefaultSelector()
         sel.register(listener, selectors.EVENT_READ)
-        last = time.monotonic()
+        service.last = time.monotonic()
         while not service.stop_requested:
             now = time.monotonic()
-            if now - last > idle:
+            quiet = now - service.last
+            if quiet > idle and not service.active:
                 break
-            if service.dirty and now - last > SAVE_AFTER_IDLE:
-                service.save()
-            if not sel.select(timeout=min(1.0, max(0.05, idle - (now - last)))):
+            if service.dirty and quiet > SAVE_AFTER_IDLE and not service.active:
+                with service.lock:
+                    service.save()
+            if not sel.select(timeout=min(1.0, max(0.05, idle - quiet))):
                 continue
             try:
                 conn, _ = listener.accept()
             except OSError:
                 continue
-            last = time.monotonic()
-            _serve_connection(service, conn)
-            last = time.monotonic()
+            service.last = time.monotonic()
+            if not slots.acquire(blocking=False):
+                conn.close()  # at capacity: that client works in-process
+                continue
+            threading.Thread(target=_serve_slot, args=(service, conn, slots),
+                             daemon=True).start()
     finally:
         for s, h in old.items():
             signal.signal(s, h)
         try:
-            service.close()
+            if service.lock.acquire(timeout=30):  # let a request in progress finish
+                service.close()
         finally:
             if listener is not None:
                 listener.close()
@@ -634,6 +809,12 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     return 0
 
 
+def _refuse(reason: str) -> int:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} brainbox daemon: refusing to start: "
+          f"{reason}; hooks work in-process", file=sys.stderr, flush=True)
+    return 1
+
+
 def _is_socket(path: str) -> bool:
     import stat
 
@@ -643,8 +824,26 @@ def _is_socket(path: str) -> bool:
         return False
 
 
+def _deadline() -> float:
+    try:
+        return max(0.05, float(os.environ.get("BRAINBOX_DAEMON_DEADLINE") or REQUEST_DEADLINE))
+    except ValueError:
+        return REQUEST_DEADLINE
+
+
+def _serve_slot(service: Service, conn, slots) -> None:
+    with service.activity():
+        try:
+            _serve_connection(service, conn)
+        finally:
+            slots.release()
+
+
 def _serve_connection(service: Service, conn) -> None:
-    conn.settimeout(5.0)
+    """Answer the requests of one connection (its own thread). Each request line must
+    arrive whole within the deadline; the Memory is used under `service.lock`."""
+    budget = _deadline()
+    deadline = time.monotonic() + budget
     buf = bytearray()
     try:
         while not service.stop_requested:
@@ -653,6 +852,10 @@ def _serve_connection(service: Service, conn) -> None:
                 if len(buf) > MAX_LINE:
                     _send(conn, {"ok": False, "error": "request too large"})
                     return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return  # too slow: a total deadline, whatever trickles in
+                conn.settimeout(left)
                 chunk = conn.recv(65536)
                 if not chunk:
                     return
@@ -666,10 +869,15 @@ def _serve_connection(service: Service, conn) -> None:
             except ValueError:
                 answer = {"ok": False, "error": "not JSON"}
             else:
-                answer = service.handle(req, ack=lambda: _send_ack(conn))
+                conn.settimeout(budget)
+                with service.lock:
+                    service.last = time.monotonic()
+                    answer = service.handle(req, ack=lambda: _send_ack(conn))
             if answer is None:  # the client gave up before the receipt: nothing was done
                 return
+            conn.settimeout(budget)
             _send(conn, answer)
+            deadline = time.monotonic() + budget
     except OSError as exc:
         if exc.errno not in (errno.EPIPE, errno.ECONNRESET, None):
             print(f"brainbox daemon: connection error: {exc}", file=sys.stderr)

@@ -292,3 +292,73 @@ def test_client_paths_match_storage_without_importing_it(tmp_path, monkeypatch):
     monkeypatch.delenv("BRAINBOX_HOME")
     monkeypatch.delenv("BRAINBOX_DB")
     assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
+
+
+# --------------------------------------------------------------------------- fairness (D14)
+
+
+def test_slow_clients_do_not_starve_a_ping(home, monkeypatch):
+    """One client trickles a byte a second, one connects and sends nothing: a third
+    client's ping is answered while both are still connected (issue 13 item 14)."""
+    monkeypatch.setenv("BRAINBOX_DAEMON_DEADLINE", "60")  # long enough for a loaded machine
+    daemon.spawn(home, force=True)
+    wait_running(home)
+    path = daemon.socket_path(home)
+    trickle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    trickle.connect(path)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(path)
+    stop = {"now": False}
+
+    def dribble():
+        for ch in b'{"op": "ping"':  # never the newline: the request never ends
+            if stop["now"]:
+                return
+            try:
+                trickle.send(bytes([ch]))
+            except OSError:
+                return
+            time.sleep(1.0)
+
+    import threading
+
+    t = threading.Thread(target=dribble, daemon=True)
+    t.start()
+    try:
+        time.sleep(1.5)  # both slow clients are in the daemon's hands
+        answer = daemon.request({"op": "ping"}, 30.0, home)
+        assert answer and answer["ok"], answer
+        for s in (trickle, silent):  # still connected: neither was dropped to make room
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)
+    finally:
+        stop["now"] = True
+        trickle.close()
+        silent.close()
+        t.join(timeout=30)
+
+
+def test_a_trickling_request_is_cut_at_the_total_deadline(home, monkeypatch):
+    monkeypatch.setenv("BRAINBOX_DAEMON_DEADLINE", "2")
+    daemon.spawn(home, force=True)
+    wait_running(home)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(daemon.socket_path(home))
+    s.settimeout(0.5)
+    closed = False
+    try:
+        for ch in b'{"op": "ping", "pad": "' + b"x" * 200:  # 0.5 s a byte: 100 s in all
+            try:
+                s.send(bytes([ch]))
+                if s.recv(1) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+                break
+    finally:
+        s.close()
+    assert closed  # the daemon hung up long before the request could have finished

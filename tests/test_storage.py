@@ -2,13 +2,16 @@
 
 import hashlib
 import os
+import random
 import sqlite3
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from brainbox.storage import arrays, db
 
 
@@ -154,12 +157,6 @@ def test_database_left_with_a_wal_by_a_killed_process_opens_with_its_events(tmp_
 
 
 # --------------------------------------------------------------------------- issue 13
-
-import json as _json
-import random
-import subprocess
-import sys
-from pathlib import Path
 
 EV = {"at": 1.0, "session": "s", "project": "/p", "kind": "tool", "tool": "Read",
       "files": ["a.py"]}
