@@ -232,6 +232,8 @@ class _Guard:
         self.payload = None  # the parsed payload, mapped and spooled if the deadline comes
         self.pending: list[dict] | None = None
         self.committed = False
+        self.outcome = "recorded"  # once committed: what became of the event (for the log)
+        self.reported = False  # that outcome is in the log already
         self.sock = None  # a daemon handoff in flight, and its receive buffer
         self.rx: bytearray | None = None
         self.daemon_state: str | None = None  # after a failed handoff: absent, refused, timeout
@@ -283,6 +285,8 @@ class _Guard:
             # Without the lock a commit is still running: the spooled copy carries the
             # same event ids (`uid`), so the drain stores it once.
             kept = self._spool()
+            if self.reported:  # said once: a loss is counted once
+                kept = "as logged before"
             log_failure(*self.who, f"timeout after {self.seconds:.2f} s ({kept}"
                         f"{'' if got else ', lock not free'})")
             if self.spawn_daemon:
@@ -304,16 +308,18 @@ class _Guard:
         deadline came before they existed. Never the raw payload: it holds file contents
         and command output, which are never stored (report D2)."""
         if self.committed:
-            return "recorded"
+            return self.outcome
+        self.committed = True
+        self.outcome = self._keep()
+        return self.outcome
+
+    def _keep(self) -> str:
         if self.sock is not None and _daemon_took(self.sock, self.rx):
-            self.committed = True  # the daemon acknowledged: it records, not us
-            return "handed to the daemon"
+            return "handed to the daemon"  # the daemon acknowledged: it records, not us
         try:
             events = self.pending if self.pending else self._map()
         except Exception as exc:  # noqa: BLE001
-            self.committed = True
             return f"event lost: the payload could not be mapped ({type(exc).__name__}: {exc})"
-        self.committed = True
         if events is None:
             return "event lost: no payload had arrived"
         if not events:
@@ -587,7 +593,7 @@ def _handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
             if guard.sock is s:
                 if not state["taken"] and _daemon_took(s, rx):
                     state["taken"] = True  # queued before we shut the reading side
-                    guard.committed = True
+                    guard.committed, guard.outcome = True, "handed to the daemon"
                 guard.sock = None
         s.close()
     if not state["taken"] and guard.daemon_state is None:
@@ -618,6 +624,7 @@ def _exchange(s, data: bytes, rx: bytearray, ack_by: float, guard, state: dict) 
     with guard.lock:
         state["taken"] = True
         guard.committed = True  # the watchdog must not spool it too
+        guard.outcome = "handed to the daemon"
     buf = bytearray(view[len(ACK):pos])
     answer_by = guard.hard_deadline - 0.005
     while b"\n" not in buf:
@@ -714,6 +721,7 @@ def record(events: list[dict], guard: _Guard) -> int | None:
         kept = guard.spool_uncommitted()
         kept = "event spooled" if kept == "spooled" else kept
         log_failure(*guard.who, f"{kept}: {type(exc).__name__}: {exc}", exc)
+        guard.reported = True
         return None
     finally:
         if own and conn is not None:

@@ -981,3 +981,78 @@ def test_a_symlinked_log_or_spool_folder_is_refused(repo, tmp_path):
         {"at": 1.0, "session": "planted", "project": str(repo), "kind": "tool"}) + "\n")
     run("PostToolUse", tool(repo, "Read", "tests/test_auth.py"))
     assert "planted" not in {e["session"] for e in events()}  # never drained from there
+
+
+def _lost_entries(*logs: Path) -> int:
+    return sum(p.read_text(errors="replace").count("event lost") for p in logs if p.exists())
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    run_dir = tmp_path / "xdg-run"
+    run_dir.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run_dir))
+    return run_dir
+
+
+def test_a_read_only_home_still_exits_0_and_keeps_or_traces_every_event(repo, runtime_dir):
+    """Report D12: with a read-only home the hook spooled nothing and logged nothing."""
+    home = Path(hooks.home())
+    run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
+    Path(hooks.spool_dir()).mkdir(mode=0o700)  # kept writable: the event is kept there
+    if subprocess.run(["chattr", "+i", str(home)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here")
+    try:
+        for i in range(2):
+            r = hook_proc("PostToolUse", json.dumps(tool(repo, "Read", "src/auth/session.py",
+                                                         tool_use_id=f"ro{i}")).encode())
+            assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        kept = len(spool_files())
+        subprocess.run(["chattr", "+i", hooks.spool_dir()], check=True)
+        r = hook_proc("PostToolUse", json.dumps(tool(repo, "Read", "tests/test_auth.py",
+                                                     tool_use_id="ro-lost")).encode())
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    finally:
+        subprocess.run(["chattr", "-i", str(home), hooks.spool_dir()], capture_output=True)
+    assert kept == 2
+    fallback = runtime_dir / f"brainbox-{hooks.LOG_NAME}"
+    assert _lost_entries(fallback) == 1  # the one event that could not be kept, said so
+    run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id="after"))
+    assert use_ids() == ["after", "first", "ro0", "ro1"]
+
+
+def test_a_full_disk_still_exits_0_and_every_lost_event_leaves_a_trace(repo, tmp_path,
+                                                                       runtime_dir,
+                                                                       monkeypatch):
+    """Report D12: on a full disk 29 of 30 events were lost without a trace."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        monkeypatch.setenv("BRAINBOX_HOME", str(mnt / "bb"))
+        run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        try:  # fill the disk
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        n = 6
+        for i in range(n):
+            r = hook_proc("PostToolUse", json.dumps(tool(repo, "Read", "src/auth/session.py",
+                                                         tool_use_id=f"full{i}")).encode())
+            assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        (mnt / "filler").unlink()
+        lost = _lost_entries(runtime_dir / f"brainbox-{hooks.LOG_NAME}",
+                             mnt / "bb" / hooks.LOG_NAME)
+        run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id="after"))
+        kept = [u for u in use_ids() if u.startswith("full")]
+        assert len(kept) + lost == n, (kept, lost)  # stored, spooled, or said to be lost
+        assert len(set(kept)) == len(kept)
+    finally:
+        monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "bbhome"))
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
