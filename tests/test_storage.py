@@ -2,7 +2,6 @@
 
 import hashlib
 import os
-import random
 import sqlite3
 import stat
 import subprocess
@@ -13,6 +12,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from brainbox.storage import arrays, db
+
+from tests.damage import damaged_db
 
 
 def digest(path):
@@ -171,24 +172,6 @@ def one_line_error(r, *words):
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1, r.stderr
     assert "Traceback" not in r.stderr and all(w in lines[0] for w in words), r.stderr
-
-
-def damaged_db(path, n=3000):
-    """The trial's recipe (D10): a real store, then bytes overwritten across 40 KB at one
-    third of the file, the header intact."""
-    conn = db.connect(path)
-    r = random.Random(1)
-    db.append_events(conn, [dict(EV, at=float(i), session=f"s{i // 40}",
-                                 files=[f"src/m{r.randrange(300)}/f{r.randrange(40)}.py"],
-                                 command=f"pytest tests/test_{r.randrange(90)}.py")
-                            for i in range(n)])
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    b = bytearray(path.read_bytes())
-    r = random.Random(3)
-    for o in range(len(b) // 3, len(b) // 3 + 40960, 97):
-        b[o] = r.randrange(256)
-    path.write_bytes(bytes(b))
 
 
 def test_quick_check_names_damaged_pages(tmp_path):
