@@ -12,8 +12,9 @@ source, plus ``all`` when there are several). For each cohort this module prints
 - Timings: wall time, events per second, and where the time went.
 
 :func:`figure` draws MRR per probe for brainbox and the strongest baseline with the
-bootstrap interval of each as whiskers, one panel per cohort; it needs matplotlib (the
-``plot`` extra) and returns ``False`` without it.
+bootstrap interval of each as whiskers, one panel per cohort, with n and the eligible
+share on the figure (choices in :func:`draw`); a ``.png`` is written with an ``.svg``
+beside it. It needs matplotlib (the ``plot`` extra) and returns ``False`` without it.
 """
 
 from __future__ import annotations
@@ -133,56 +134,106 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure(result: dict, path: str) -> bool:
-    """Figure 4 of the paper for this result; ``False`` when matplotlib is missing."""
-    try:
-        import matplotlib
+BRAINBOX_COLOR, BASELINE_COLOR = "#c0392b", "#555555"
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+
+def _panel(ax, name: str, c: dict) -> None:
+    """One cohort: BrainBox and the strongest baseline per probe, whiskers, n above."""
+    width, top = 0.36, 1.0
+    xs = list(range(len(PROBES)))
+    ticks = []
+    for x, p in zip(xs, PROBES):
+        r, cov = c["results"][p], c["coverage"][p]
+        best = r["strongest"]
+        share = f"{100 * cov['eligible'] / cov['gold']:.0f}% eligible" if cov["gold"] else ""
+        ticks.append("\n".join((PROBE_LABELS[p].replace(" next ", "\nnext "),
+                                f"vs {NAMES.get(best, best)}" if best else "no target",
+                                share)))
+        high = 0.0
+        for off, m, style in ((-width / 2, "brainbox", "bb"), (width / 2, best, "base")):
+            v = r["mrr"].get(m) if m else None
+            if v is None:
+                continue
+            ci = r["ci"].get(m)
+            err = [[v - ci[0]], [ci[1] - v]] if ci else None
+            ax.bar(x + off, v, width, yerr=err, capsize=3, error_kw={"elinewidth": 1},
+                   color=BRAINBOX_COLOR if style == "bb" else "white",
+                   edgecolor=BRAINBOX_COLOR if style == "bb" else BASELINE_COLOR,
+                   hatch=None if style == "bb" else "///", linewidth=1)
+            high = max(high, ci[1] if ci else v, v)
+        if best:
+            ax.text(x, high + 0.025, f"n={r['n']:,}", ha="center", va="bottom", fontsize=7)
+        top = max(top, high + 0.12)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(ticks, fontsize=7)
+    ax.set_ylim(0, top)  # to the highest whisker and its n label: nothing is clipped
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.tick_params(axis="y", labelsize=8)
+    repos = f"{c['series']:,} repositor{'y' if c['series'] == 1 else 'ies'}"
+    ax.set_title(f"{name}\n{c['tasks']:,} tasks, {repos}", fontsize=8.5)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def draw(result: dict):
+    """The figure as a matplotlib Figure (``figure`` saves it). Choices, for print: 7 in
+    wide (a page column pair) at 200 dpi, 7x4.5 in for one cohort; the legend above the
+    panels, never over a bar; each panel's axis reaches its highest whisker (the trial's
+    openhands P1 intervals, n = 4, ran past 1.0 and were clipped); n (trajectories with a
+    scored target) above each pair, the eligible share and the baseline's name under each
+    probe; a caption that says what conditional MRR is."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
     cohorts = list(result["cohorts"].items())
-    ncols = min(3, len(cohorts))
+    ncols = 1 if len(cohorts) == 1 else 2
     nrows = -(-len(cohorts) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7, max(4.5, 3.3 * nrows + 1.2)),
+                             squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[len(cohorts):]:
         ax.axis("off")
-    width = 0.38
     for ax, (name, c) in zip(flat, cohorts):
-        xs = range(len(PROBES))
-        for off, which in ((-width / 2, "brainbox"), (width / 2, "best")):
-            vals, lo, hi, labels = [], [], [], []
-            for p in PROBES:
-                r = c["results"][p]
-                m = "brainbox" if which == "brainbox" else r["strongest"]
-                v = r["mrr"].get(m) if m else None
-                ci = r["ci"].get(m) if m else None
-                vals.append(v or 0.0)
-                lo.append((v - ci[0]) if ci and v is not None else 0.0)
-                hi.append((ci[1] - v) if ci and v is not None else 0.0)
-                labels.append(NAMES.get(m, "") if m else "")
-            bars = ax.bar([x + off for x in xs], vals, width, yerr=[lo, hi], capsize=3,
-                          color="#c0392b" if which == "brainbox" else "white",
-                          edgecolor="#c0392b" if which == "brainbox" else "#555555",
-                          linestyle="-" if which == "brainbox" else "--",
-                          label="BrainBox" if which == "brainbox" else "strongest baseline")
-            if which == "best":
-                for b, lab in zip(bars, labels):
-                    ax.text(b.get_x() + b.get_width() / 2, 0.01, lab, rotation=90,
-                            ha="center", va="bottom", fontsize=7, color="#333333")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels([PROBE_LABELS[p].replace(" next ", "\nnext ") for p in PROBES],
-                           fontsize=8)
-        ax.set_title(f"{name} ({c['tasks']} tasks)", fontsize=9)
-        ax.set_ylim(0, 1)
-        ax.grid(axis="y", alpha=0.3)
+        _panel(ax, name, c)
     for row in axes:
-        row[0].set_ylabel("conditional MRR (MRR@3 for tools)")
-    axes[0][0].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+        row[0].set_ylabel("conditional MRR", fontsize=8)
+    k = result.get("settings", {}).get("k", {"files": 10, "tools": 3})
+    fig.legend(handles=[Patch(facecolor=BRAINBOX_COLOR, edgecolor=BRAINBOX_COLOR,
+                              label="BrainBox"),
+                        Patch(facecolor="white", edgecolor=BASELINE_COLOR, hatch="///",
+                              label="strongest baseline (named under each probe)")],
+               loc="upper center", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    caption = (f"Conditional MRR: mean reciprocal rank of the targets (files MRR@{k['files']}, "
+               f"tools MRR@{k['tools']}) over eligible targets only,\nthose seen in an earlier "
+               "task (the eligible share is of all gold targets). n: trajectories with a "
+               "scored target.\nWhiskers: 95% bootstrap intervals of each MRR, resampling whole "
+               "trajectories.")
+    fig.text(0.5, 0.008, caption, ha="center", va="bottom", fontsize=7, linespacing=1.3)
+    fig.tight_layout(rect=(0, 0.09 / nrows, 1, 1 - 0.06 / nrows))
+    return fig
+
+
+def figure(result: dict, path: str):
+    """Figure 4 of the paper for this result, saved to ``path`` (a ``.png`` at 200 dpi
+    also gets the ``.svg`` beside it); returns the paths written, or ``False`` when
+    matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    import matplotlib.pyplot as plt
+
+    fig = draw(result)
+    paths = [path]
+    if path.lower().endswith(".png"):
+        paths.append(path[:-4] + ".svg")
+    try:
+        for p in paths:
+            fig.savefig(p, dpi=200)
+    finally:
+        plt.close(fig)
+    return paths

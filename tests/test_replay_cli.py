@@ -162,3 +162,44 @@ def test_progress_goes_to_stderr_with_carriage_returns():
     assert r.exit_code == 0
     assert "\rreplay: " in r.stderr and "events/s" in r.stderr
     json.loads(r.stdout)
+
+
+def _cohort(tasks, ci_high):
+    """A cohort of the result document (runner.run's shape) with chosen values."""
+    res, cov = {}, {}
+    for i, p in enumerate(PROBES):
+        mrr = {"brainbox": 0.55 + 0.05 * i, "cosession": 0.6, "recency": 0.3}
+        ci = {m: [v - 0.2, min(ci_high, v + 0.45)] for m, v in mrr.items()}
+        res[p] = {"n": 4 + i, "predictions": 4 + i, "mrr": mrr, "ci": ci,
+                  "strongest": "cosession", "diff": {}}
+        cov[p] = {"gold": 40, "eligible": 10 * (i + 1), "probes": 10, "scored": 4 + i}
+    return {"series": 2, "tasks": tasks, "events": 900, "coverage": cov, "results": res}
+
+
+def test_the_figure_is_print_sized_with_n_eligible_share_a_caption_and_unclipped_whiskers(
+        tmp_path):
+    pytest.importorskip("matplotlib")
+    from brainbox.eval import report
+    from PIL import Image
+
+    result = {"settings": {"k": {"files": 10, "tools": 3}},
+              "cohorts": {"openhands": _cohort(4, 1.0), "all": _cohort(9, 0.98)}}
+    fig = report.draw(result)
+    w, h = fig.get_size_inches()
+    assert w >= 7 and h >= 4.5
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = " ".join(t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text")))
+    for i, p in enumerate(PROBES):
+        assert f"n={4 + i}" in texts and f"{25 * (i + 1)}% eligible" in texts
+    assert "conditional MRR" in texts and "eligible" in texts and "bootstrap" in texts
+    legend = fig.legends[0].get_window_extent(renderer)
+    for ax in fig.axes:
+        assert ax.get_ylim()[1] >= 1.0  # the highest whisker reaches 1.0: not clipped
+        for bar in ax.patches:
+            assert not legend.overlaps(bar.get_window_extent(renderer)), "legend over a bar"
+    written = report.figure(result, str(tmp_path / "f.png"))
+    assert [p.rsplit("/", 1)[-1] for p in written] == ["f.png", "f.svg"]
+    with Image.open(tmp_path / "f.png") as im:
+        assert im.size[0] >= 1400 and im.size[1] >= 900
+    assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
