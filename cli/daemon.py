@@ -294,7 +294,7 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
         except (OSError, files.StoreError):
             return False
         path = socket_path(home)
-        if os.path.dirname(path) != os.fspath(home):
+        if os.path.dirname(path) != os.path.abspath(home):
             problem = _folder_problem(path)
             if problem:
                 _log(out, f"refusing to start: socket folder {problem}; hooks work in-process")
@@ -711,7 +711,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, str(os.getpid()).encode())
     path = socket_path(home)
-    if os.path.dirname(path) != os.fspath(home):
+    if os.path.dirname(path) != os.path.abspath(home):
         problem = _folder_problem(path)
         if problem:
             os.close(lock_fd)

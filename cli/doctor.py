@@ -147,8 +147,7 @@ def database_status() -> dict:
             pass
     info["bytes"] = size
     try:
-        dbmod._check_existing(path, dbmod._driver(False))
-        conn = dbmod.connect(path)
+        conn = dbmod.connect(path)  # checks the file type and owner first (a FIFO blocked)
         try:
             dbmod.quick_check(conn, path)
             info["quick_check"] = "ok"

@@ -92,3 +92,14 @@ def test_doctor_reports_wrong_ownership_and_modes_before_anything_fixes_them(tmp
         data = json.loads(doctor(tmp_path, "--json").stdout)
         assert any("hook-errors.log belongs to uid 4242" in p for p in data["problems"])
     assert not Path(tmp_path / "elsewhere.json").exists()
+
+
+def test_a_fifo_as_the_database_is_a_problem_not_a_hang(tmp_path, healthy):
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    env = dict(os.environ, HOME=str(tmp_path), BRAINBOX_DB=str(fifo), BRAINBOX_DAEMON="off")
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "doctor", "--no-latency",
+                        "--json"], capture_output=True, text=True, env=env, timeout=60,
+                       cwd=str(tmp_path))
+    assert r.returncode == 1
+    assert any("not a regular file" in p for p in json.loads(r.stdout)["problems"])
