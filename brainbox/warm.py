@@ -1,21 +1,160 @@
 """Compile (or load from the numba cache) every kernel with the signatures production uses,
-by running a tiny workload through the real code path."""
+by running a tiny workload through the real code path; and start that in the background.
+
+- :func:`warmup` runs the engine's steps (record and fold into a database file, reopen it,
+  recall, predict, explain, decay) and any ``extra`` steps the caller adds (the CLI adds
+  the replay loop's, from ``brainbox.eval``, which this layer may not import). After the
+  engine steps it writes the warm marker (``brainbox.kernels._cache.marker_path``) that
+  ``brainbox.jitmode`` reads to let a first command skip compiling; after the extra steps,
+  the "replay" marker. The state is saved and reopened because loading a saved state
+  rebuilds its hash, adjacency and count tables: a memory that only ever lived in memory
+  left six of the 39 kernels a first ``recall`` needs uncompiled.
+- :func:`spawn_background` starts ``brainbox warmup`` as a detached process (new session,
+  stdin closed, output appended to ``warmup.log`` in the home, 0600), unless the cache is
+  warm or a warm-up already runs: the child inherits an exclusive ``flock`` on
+  ``warmup.lock`` in the cache directory, so concurrent first commands (or homes sharing
+  one cache, as the tests do) start one warm-up between them, and the lock goes away with
+  the process however it ends.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
 
-def warmup() -> list[str]:
+
+def _engine_steps(tmp: str):
+    """The engine's warm-up steps over a database file in ``tmp`` (names and callables)."""
     from brainbox.memory import Memory
     from brainbox.workload import generate
 
-    mem = Memory.in_memory()
+    db = os.path.join(tmp, "warm.db")
     events = list(generate(events=300, files=20, sessions=5, seed=1))
-    mem.record(events)
-    root = events[0]["project"]
-    mem.recall("fix the auth login", project=root, session=events[-1]["session"])
-    mem.predict_tools(events[-1]["session"])
-    mem.decay(events[-1]["at"] + 86400 * 3)
-    mem.close()
-    from brainbox import kernels
+    root, session, last = events[0]["project"], events[-1]["session"], events[-1]["at"]
 
-    return sorted(n for n in kernels.__all__ if callable(getattr(kernels, n)))
+    def fold():
+        with Memory.open(db) as mem:
+            mem.record(events[:200])
+            mem.sync()
+            mem.record(events[200:])  # an incremental fold on top of a saved state
+            mem.sync()
+
+    def recall():
+        with Memory.open(db) as mem:  # a fresh process's path: the saved state is loaded
+            mem.recall("fix the auth login", project=root, session=session)
+            mem.recall("fix the auth login", project=root)
+
+    def predict():
+        with Memory.open(db) as mem:
+            mem.predict_tools(session)
+            mem.predict_tools(None)
+
+    def explain():
+        with Memory.open(db) as mem:
+            hits = mem.recall("fix the auth login", project=root)
+            if hits:
+                mem.explain(hits[0].path, "fix the auth login", project=root)
+
+    def decay():
+        with Memory.open(db) as mem:
+            mem.decay(last + 86400 * 3)
+            mem.rebuild()
+
+    return [("fold", fold), ("recall", recall), ("predict", predict), ("explain", explain),
+            ("decay", decay)]
+
+
+def kernel_names() -> list[str]:
+    """Names of the kernels this process has compiled or loaded (numba dispatchers with a
+    signature), over every kernel module imported so far."""
+    names = set()
+    for mod_name, mod in list(sys.modules.items()):
+        if not mod_name.startswith("brainbox.kernels.") or mod is None:
+            continue
+        for name, obj in vars(mod).items():
+            if getattr(obj, "signatures", None) and hasattr(obj, "py_func"):
+                names.add(name)
+    return sorted(names)
+
+
+def warmup(extra=(), *, report=None) -> dict:
+    """Run the engine's steps, then ``extra`` ([(name, callable)]); ``report``: a
+    ``brainbox.jitmode.CompileReport`` whose ``step`` shows where it is. Returns the kernels
+    ready, how many compiled, the seconds per step and the cache directory."""
+    from brainbox import jitmode
+    from brainbox.kernels import _cache
+    from brainbox.storage import files
+
+    t0 = time.perf_counter()
+    seconds = {}
+    with tempfile.TemporaryDirectory(prefix="brainbox-warmup-") as tmp:
+        engine = _engine_steps(tmp)
+        steps = engine + list(extra)
+        for i, (name, fn) in enumerate(steps, 1):
+            if report is not None:
+                report.set_step(f"warm-up {i}/{len(steps)} {name}")
+            t = time.perf_counter()
+            fn()
+            seconds[name] = round(time.perf_counter() - t, 3)
+            if i == len(engine) or i == len(steps):
+                part = "engine" if i == len(engine) else "replay"
+                if jitmode.mode() == "numba":
+                    marker = _cache.marker_path(part)
+                    os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+                    files.write_private(marker, json.dumps({
+                        "kernels": kernel_names(),
+                        "seconds": round(time.perf_counter() - t0, 3)}).encode())
+    return {"kernels": kernel_names(), "compiled": report.compiled if report else None,
+            "seconds": round(time.perf_counter() - t0, 3), "steps": seconds,
+            "cache_dir": jitmode.cache_dir(), "mode": jitmode.mode()}
+
+
+LOG = "warmup.log"
+LOCK = "warmup.lock"
+
+
+def spawn_background(*, replay: bool = True) -> int | None:
+    """Start ``brainbox warmup`` detached (see the module docstring); returns its pid, or
+    None when the cache is warm, a warm-up already runs, or it cannot be started (a first
+    command must never fail for its warm-up: the reason goes to the log when there is one)."""
+    import fcntl
+
+    from brainbox import jitmode
+    from brainbox.storage import db as dbmod
+    from brainbox.storage import files
+
+    if jitmode.is_warm("engine") and (not replay or jitmode.is_warm("replay")):
+        return None
+    lock = log = None
+    try:
+        home = files.private_dir(dbmod.home_dir(), tighten=True, what="brainbox home")
+        cache = jitmode.cache_dir()
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        lock = files.open_private(os.path.join(cache, LOCK), os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None  # another warm-up holds it
+        log = files.open_private(os.path.join(home, LOG))
+        os.write(log, f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} warm-up started by pid "
+                      f"{os.getpid()}\n".encode())
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
+        argv = [sys.executable, "-m", "brainbox.cli.entry", "warmup"]
+        if not replay:
+            argv.append("--no-replay")
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 env=env, start_new_session=True, pass_fds=(lock,))
+        return child.pid
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        if log is not None:
+            os.write(log, f"could not start the warm-up: {exc}\n".encode())
+        return None
+    finally:
+        for fd in (lock, log):
+            if fd is not None:
+                os.close(fd)

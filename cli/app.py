@@ -414,14 +414,9 @@ def warmup(replay, as_json):
 
     extra = []
     if replay:
-        def replay_loop():
-            from brainbox.eval.fast import warmup as fast_warmup
-            from brainbox.eval.replay import warmup as engine_warmup
+        from brainbox.eval.runner import warm_steps
 
-            engine_warmup()
-            fast_warmup()
-
-        extra.append(("replay", replay_loop))
+        extra = warm_steps()
     click.echo(f"brainbox: warm-up into {jitmode.cache_dir()} ({jitmode.mode()} kernels)",
                err=True)
     report = jitmode.CompileReport() if jitmode.mode() == "numba" else None

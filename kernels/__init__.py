@@ -6,58 +6,46 @@ reference for every kernel in ``__all__`` (the compiled baselines' reference is
 ``eval/baselines.py``). Data structures (``table``: the count table of postings and n-grams;
 ``baselines``: the baselines' state) and the replay loop (``replay``) are imported from their
 modules.
+
+The names below are imported lazily, on first access (``K.rank_files`` imports ``rank``):
+a recall imports, decorates and compiles the modules it uses and no others (the baselines
+and the replay loop are half of the kernels' source), and ``brainbox.jitmode`` can read
+``_cache`` (standard library only) before any kernel module, and so numba, is imported.
 """
 
-from .adjacency import link_edges, rebuild_adjacency
-from .baselines import (
-    BaselineState,  # noqa: F401 - the compiled baselines' state type
-    bl_begin_task,
-    bl_end_task,
-    bl_prompt,
-    bl_rank_files,
-    bl_rank_tools,
-    bl_tool_event,
-)
-from .fusion import base_level, ranks_from_scores, rrf_fuse
-from .hebbian import (
-    HIST,
-    N_KEY,
-    RESERVE,
-    ROW_TOP,
-    WINDOW,
-    compact_edges,
-    decay_state,
-    find_edge,
-    fold_touches,
-    rebuild_hash,
-)
-from .ngram import encode_ctx, ngram_pairs
-from .predict import ctx_id, ngram_count, predict_kernel, tool_ids  # noqa: F401 - tool_ids: K.*
-from .rank import (
-    base_level_ids,
-    base_level_top,
-    bm25_scores,
-    order_desc,
-    rank_files,
-    rank_lexed,
-    top_k,
-)
-from .spread import (  # noqa: F401 - spreading's scratch helpers, used as K.*
-    SpreadWork,
-    spread,
-    spread_clear,
-    spread_csr,
-    spread_work,
-)
-from .table import (  # noqa: F401 - the engine's count tables, used as K.*
-    Table,
-    new_table,
-    table_add,
-    table_add_many,
-    table_find,
-    table_from_entries,
-    table_rows,
-)
+import importlib
+
+_HOME = {
+    "adjacency": ("link_edges", "rebuild_adjacency"),
+    "baselines": ("BaselineState", "bl_begin_task", "bl_end_task", "bl_prompt", "bl_rank_files",
+                  "bl_rank_tools", "bl_tool_event"),
+    "fusion": ("base_level", "ranks_from_scores", "rrf_fuse"),
+    "hebbian": ("HIST", "N_KEY", "RESERVE", "ROW_TOP", "WINDOW", "compact_edges", "decay_state",
+                "find_edge", "fold_touches", "rebuild_hash"),
+    "ngram": ("encode_ctx", "ngram_pairs"),
+    "predict": ("ctx_id", "ngram_count", "predict_kernel", "tool_ids"),
+    "rank": ("base_level_ids", "base_level_top", "bm25_scores", "order_desc", "rank_files",
+             "rank_lexed", "top_k"),
+    # spreading's scratch helpers and the engine's count tables are used as K.* too
+    "spread": ("SpreadWork", "spread", "spread_clear", "spread_csr", "spread_work"),
+    "table": ("Table", "new_table", "table_add", "table_add_many", "table_find",
+              "table_from_entries", "table_rows"),
+}
+_MODULE_OF = {name: mod for mod, names in _HOME.items() for name in names}
+
+
+def __getattr__(name):
+    mod = _MODULE_OF.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "HIST",

@@ -1,0 +1,69 @@
+"""Where the kernels' numba cache lives, whether it is warm, and how kernels run (standard
+library only: importing this module imports neither numpy nor numba, so the policy in
+``brainbox.jitmode`` can read it before any kernel is decorated).
+
+- The cache directory is ``NUMBA_CACHE_DIR``, else ``~/.cache/brainbox/numba``, with a
+  subdirectory named by a hash of the modules that compile (see ``_jit``: numba checks
+  only the source file of each cached function, not the kernels it calls).
+- The warm marker is a file in that subdirectory, written by ``brainbox warmup``
+  (``brainbox.warm``) once every engine kernel is in the cache; its name carries the numba
+  and Python versions (numba's cache is keyed by both), so an upgrade of either leaves no
+  marker behind.
+- ``MODE`` is ``"numba"`` (kernels compiled, loaded from the cache) or ``"python"`` (every
+  kernel runs as its plain Python function, as under ``NUMBA_DISABLE_JIT=1``, and numba is
+  not even imported). It is read once, when ``_jit`` is imported: set it (or the
+  environment variable ``BRAINBOX_JIT=python``) before the first kernel module is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MODES = ("numba", "python")
+MODE = "python" if os.environ.get("BRAINBOX_JIT", "").lower() in ("python", "off", "0") else "numba"
+_HASH: str | None = None
+
+
+def source_hash() -> str:
+    """sha256 (16 hex digits) of the package's modules that define compiled code, names and
+    bytes (not ``__init__`` and this module, which compile nothing: editing them does not
+    send every process to a cold cache)."""
+    global _HASH
+    if _HASH is None:
+        digest = hashlib.sha256()
+        for src in sorted(HERE.glob("*.py")):
+            if src.name in ("__init__.py", "_cache.py"):
+                continue
+            digest.update(src.name.encode())
+            digest.update(src.read_bytes())
+        _HASH = digest.hexdigest()[:16]
+    return _HASH
+
+
+def base_dir() -> str:
+    return os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "brainbox", "numba")
+
+
+def cache_dir() -> str:
+    """The directory numba caches this package's kernels in (``numba.config.CACHE_DIR``)."""
+    return os.path.join(base_dir(), "kernels-" + source_hash())
+
+
+def numba_version() -> str:
+    try:
+        return importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - numba is a dependency
+        return "none"
+
+
+def marker_path(part: str = "engine") -> str:
+    """The warm marker of ``part`` ("engine": recall, record, predict, decay; "replay")."""
+    py = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(cache_dir(), f"warm-{part}-numba{numba_version()}-{py}.json")
+
