@@ -226,7 +226,7 @@ _AWS_CONFIG = re.compile(
 # `grep aws_secret_access_key config/credentials.ini` would lose its file name.
 _AWS_POSITIONAL = _Lazy(
     r"(?i)((?:aws_secret_access_key|aws_session_token)[ \t]{1,10}[\"']?)"
-    r"([A-Za-z0-9/+=]{16,2048})(?![\w\-~.])"
+    r"([A-Za-z0-9/+=]{16,2048})(?![\w\-~])"
 )
 
 
@@ -427,9 +427,12 @@ def _json_key(m: re.Match[str]) -> str:
     return f"{m.group(1)}{name}{m.group(1)}{m.group(3)}{q}{REDACTED}{q}"
 
 
+# A literal ``\n`` / ``\t`` / ``\r`` escape ends a value and may precede a name, as in
+# ``printf 'DB_HOST=db\nDB_PASSWORD=x\n' > .env`` (the password rode along as part of
+# DB_HOST's value before).
 _ASSIGNMENT = re.compile(
-    r"(?<![\w$./\-])([A-Za-z_][A-Za-z0-9_]{0,127})="
-    r"(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s;&|<>'\"`(){}\[\],]{1,4096})"
+    r"(?:(?<![\w$./\-\\])|(?<=\\[nrt]))([A-Za-z_][A-Za-z0-9_]{0,127})="
+    r"(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|(?:[^\s;&|<>'\"`(){}\[\],\\]|\\(?![nrt])){1,4096})"
 )
 
 
@@ -542,10 +545,7 @@ def redact_path(path: str) -> str:
     (``PASSWORD=hunter2.txt``) can be confirmed from its tag by a dictionary attack."""
     if not path:
         return path
-    whole = redact(path)
-    if whole == path:
-        return path
-    parts = []
+    parts = []  # each segment on its own: `a/TOKEN=x` hides the name from rule 8 as a whole
     for seg in path.split("/"):
         out = redact(seg)
         parts.append(out.replace(REDACTED, _tag(seg)) if out != seg else seg)

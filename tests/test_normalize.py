@@ -52,6 +52,7 @@ def test_a_secret_path_segment_is_redacted_and_stays_a_stable_key():
     assert redact_path(f"keys/{GHP}.txt") == a  # the same secret path, the same key
     assert redact_path(f"keys/{GHP2}.txt") != a  # another secret, another key
     assert redact_path(a) == a
+    assert redact_path("env/DB_PASSWORD=hunter2").startswith("env/DB_PASSWORD=[REDACTED-")
     assert redact_path("src/auth/token_store.py") == "src/auth/token_store.py"
     assert redact_path("config/api_keys.example") == "config/api_keys.example"
 

@@ -260,6 +260,8 @@ GAPS = [
      "sqlcmd -S db -U sa -P [REDACTED] -Q 'select 1'"),
     ("smbclient //srv/share -U alice%Hunter2Secret", "Hunter2Secret",
      "smbclient //srv/share -U alice%[REDACTED]"),
+    ("printf 'DB_HOST=db\\nDB_PASSWORD=Hunter2Secret\\nAPI_TOKEN=abc\\n' > .env", "Hunter2Secret",
+     "printf 'DB_HOST=db\\nDB_PASSWORD=[REDACTED]\\nAPI_TOKEN=[REDACTED]\\n' > .env"),
     ("cd app && sshpass -p Hunter2Secret ssh h; ls -la", "Hunter2Secret",
      "cd app && sshpass -p [REDACTED] ssh h; ls -la"),
 ]
