@@ -439,10 +439,13 @@ def warmup(replay, as_json):
               help="Keep the demo memory in this file (default: a temporary one).")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 def demo(sessions, seed, demo_db, as_json):
-    """Record a seeded synthetic workload, then show recall and next-tool predictions."""
+    """Record a seeded synthetic workload, then ask held-out sessions' own prompts and
+    predict a next tool, marking what those sessions really did."""
     from brainbox.demo import run_demo
 
-    data = run_demo(sessions=sessions, seed=seed, db=demo_db, echo=None if as_json else click.echo)
+    data = run_demo(sessions=sessions, seed=seed, db=demo_db,
+                    echo=None if as_json else click.echo,
+                    note=lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps(data))
 
