@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -448,3 +450,30 @@ def test_codex_keeps_file_mode(codex_file):
 def test_toml_strings_escape_everything_tomllib_rejects():
     for s in ['a"b', "back\\slash", "tab\there", "del\x7f", "nl\nx", "ünï 😀"]:
         assert tomllib.loads(f"x = {inst._toml_string(s)}")["x"] == s
+
+
+def test_the_package_builds_without_warnings_and_declares_an_spdx_licence(tmp_path):
+    """`make install` printed setuptools' 14-line licence deprecation banner three times;
+    a real isolated build (what pip does) of a copy of the source tree."""
+    import shutil
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, src / name)
+    for pkg in ("brainbox", "kernels", "storage", "cli", "eval"):
+        shutil.copytree(root / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                        str(tmp_path / "dist"), str(src)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    noise = [ln for ln in (r.stdout + r.stderr).splitlines()
+             if "deprecat" in ln.lower() or "warning" in ln.lower()]
+    assert not noise, "\n".join(noise)
+    (wheel,) = (tmp_path / "dist").glob("brainbox-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
+    assert "License-Expression: MIT" in meta
+    assert "Classifier: License" not in meta  # no classifier beside the expression
