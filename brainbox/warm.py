@@ -14,16 +14,14 @@ by running a tiny workload through the real code path; and start that in the bac
   warm or a warm-up already runs: the child inherits an exclusive ``flock`` on
   ``warmup.lock`` in the cache directory, so concurrent first commands (or homes sharing
   one cache, as the tests do) start one warm-up between them, and the lock goes away with
-  the process however it ends.
+  the process however it ends. ``BRAINBOX_NO_BACKGROUND_WARMUP=1`` turns it off (CI, test
+  suites that install hooks many times, a user who wants no background CPU).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 
@@ -85,6 +83,9 @@ def warmup(extra=(), *, report=None) -> dict:
     """Run the engine's steps, then ``extra`` ([(name, callable)]); ``report``: a
     ``brainbox.jitmode.CompileReport`` whose ``step`` shows where it is. Returns the kernels
     ready, how many compiled, the seconds per step and the cache directory."""
+    import json
+    import tempfile
+
     from brainbox import jitmode
     from brainbox.kernels import _cache
     from brainbox.storage import files
@@ -121,14 +122,18 @@ def spawn_background(*, replay: bool = True) -> int | None:
     """Start ``brainbox warmup`` detached (see the module docstring); returns its pid, or
     None when the cache is warm, a warm-up already runs, or it cannot be started (a first
     command must never fail for its warm-up: the reason goes to the log when there is one)."""
-    import fcntl
-
     from brainbox import jitmode
+
+    if os.environ.get("BRAINBOX_NO_BACKGROUND_WARMUP"):
+        return None
+    if jitmode.is_warm("engine") and (not replay or jitmode.is_warm("replay")):
+        return None
+    import fcntl
+    import subprocess
+
     from brainbox.storage import db as dbmod
     from brainbox.storage import files
 
-    if jitmode.is_warm("engine") and (not replay or jitmode.is_warm("replay")):
-        return None
     lock = log = None
     try:
         home = files.private_dir(dbmod.home_dir(), tighten=True, what="brainbox home")

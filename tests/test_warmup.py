@@ -262,7 +262,8 @@ def test_the_background_warmup_is_detached_logged_0600_once_and_skipped_when_war
     from brainbox import warm
 
     FakePopen.spawned = []
-    monkeypatch.setattr(warm.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(subprocess, "Popen", FakePopen)
+    monkeypatch.delenv("BRAINBOX_NO_BACKGROUND_WARMUP", raising=False)
     monkeypatch.setenv("BRAINBOX_JIT", "python")  # this process's choice: not the child's
     assert warm.spawn_background() == 31337
     (child,) = FakePopen.spawned
@@ -279,6 +280,11 @@ def test_the_background_warmup_is_detached_logged_0600_once_and_skipped_when_war
     assert len(FakePopen.spawned) == 1
     for fd in child["held"]:
         os.close(fd)  # the warm-up ended
+    # neither does the switch
+    monkeypatch.setenv("BRAINBOX_NO_BACKGROUND_WARMUP", "1")
+    assert warm.spawn_background() is None
+    assert len(FakePopen.spawned) == 1
+    monkeypatch.delenv("BRAINBOX_NO_BACKGROUND_WARMUP")
     # a warm cache starts none
     for part in ("engine", "replay"):
         marker = Path(_cache.marker_path(part))
