@@ -150,3 +150,12 @@ def test_recall_and_predict_use_the_warm_daemon_and_answer_as_in_process(env, pr
             "elapsed_ms": 0}
     finally:
         daemon.stop(home, wait=10)
+
+
+def test_version_is_answered_without_click_and_matches_the_installed_metadata(env):
+    from importlib.metadata import version
+
+    proc, mods = run(["--version"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"brainbox, version {version('brainbox')}\n"
+    assert not {"click", "sqlite3", "email"} & mods, mods & {"click", "sqlite3", "email"}
