@@ -7,14 +7,15 @@ hash and the numba and Python versions: ``brainbox.kernels._cache``) kernels loa
 cache. On a cold cache a small memory needs no compiled kernels at all: the kernels run as
 their Python functions (the same code, and the same results: tests/test_warmup.py and the
 ``NUMBA_DISABLE_JIT=1`` pass of the kernel tests), while ``brainbox warmup`` fills the cache
-in a detached background process. Measured (benchmarks/measure_compile.py, idle machine,
-medians of 3, whole ``brainbox recall`` processes on a cold cache):
+in a detached background process. Measured with whole ``brainbox recall`` processes on an
+empty cache (``NUMBA_CACHE_DIR=$(mktemp -d)``), load average about 1 unless said:
 
-- demo memory (480 events): compiled 54.7 s (39 kernels compiled), Python 0.5 s;
-- 5,000 / 40,000 events, already folded: Python 0.8 s / 1.1 s (compiled and warm: 1.2 / 1.7 s,
+- demo memory (480 events, folded): compiled 54.7 s (39 kernels compiled; one run),
+  Python 0.49 / 0.51 / 0.60 s;
+- 5,000 / 40,000 events, folded: Python 0.8 s / 1.1 s (compiled, warm cache: 1.2 / 1.7 s:
   loading the cached kernels costs more than the Python recall);
-- 200,000 events: Python 6.8-8.1 s (loading the state runs its hash and adjacency rebuilds
-  as Python loops), so the Python path stops at ``PYTHON_MAX_EVENTS``;
+- 200,000 events: Python 6.8 / 8.1 s at load 4-6 (loading the state runs its hash and
+  adjacency rebuilds as Python loops), so the Python path stops at ``PYTHON_MAX_EVENTS``;
 - folding in Python: 5,000 events in 2.2 s (0.45 ms each), so at most
   ``PYTHON_MAX_PENDING`` unfolded events.
 
