@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,6 +20,9 @@ from brainbox.cli.app import emit
 
 
 def default_command() -> str:
+    import shlex  # here, not at module level: `shutil` pulls in bz2, lzma and zlib, and
+    import shutil  # every command (`--help` too) imports this module to register its own
+
     here = Path(sys.executable).with_name("brainbox")
     if here.exists() and os.access(here, os.X_OK):
         return shlex.quote(str(here))
