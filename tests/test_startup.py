@@ -74,6 +74,13 @@ def test_commands_that_compute_nothing_import_no_numpy_scipy_or_numba(env, args)
     assert not mods & set(HEAVY), f"brainbox {' '.join(args)} imported {mods & set(HEAVY)}"
 
 
+def test_doctor_imports_no_numpy_scipy_or_numba(env):
+    proc, mods = run(["doctor", "--no-latency"], env)
+    assert proc.returncode in (0, 1), proc.stderr  # 1: it found a problem (no hooks here)
+    assert proc.stdout.strip()
+    assert not mods & set(HEAVY), f"brainbox doctor imported {mods & set(HEAVY)}"
+
+
 def test_stats_is_answered_from_sql_without_numpy_and_equals_the_folded_stats(env, project):
     proc, _ = run(["record", "--jsonl", "-"], env, stdin=_events(project))
     assert proc.returncode == 0, proc.stderr
