@@ -78,8 +78,8 @@ With a daemon (`_handoff`), every event but a tool call (UserPromptSubmit, Sessi
 Stop, SessionEnd) is handed over whole: the hook sends its raw payload in one `hook`
 request and prints the line the daemon returns; the daemon maps, records, recalls and
 remembers (`daemon.Service.op_hook` runs `_dispatch` below with itself in place of the
-socket). On that path this process imports only json, os, sys, time, threading and
-`_socket` (and `brainbox.cli.daemon`, whose top imports nothing else): not hookmap,
+socket). On that path this process imports only json, os, sys, time, threading,
+`select` and `_socket` (and `brainbox.cli.daemon`, whose top imports nothing else): not hookmap,
 recorder, events, redact or sqlite3, which cost more than the whole round trip. Who
 records: the daemon acknowledges receipt with a line of its own before doing anything;
 after that line the daemon records (first, then answers; it spools if the database
@@ -309,9 +309,11 @@ class _Guard:
         and command output, which are never stored (report D2)."""
         if self.committed:
             return self.outcome
-        self.committed = True
-        self.outcome = self._keep()
-        return self.outcome
+        # `committed` only once kept: a watchdog that could not get the lock must not take
+        # a spool still being written for a kept event (it writes its own copy: same uids)
+        outcome = self._keep()
+        self.outcome, self.committed = outcome, True
+        return outcome
 
     def _keep(self) -> str:
         if self.sock is not None and _daemon_took(self.sock, self.rx):
@@ -1151,6 +1153,9 @@ def drain_spool(conn, lock=None, until: float | None = None) -> int:
             except _DatabaseDown:
                 _safe(os.rename, claimed, os.path.join(d, base))  # for a later drain
                 break
+            except Exception:  # noqa: BLE001 - unreadable, or no room to quarantine: the
+                # file goes back and is retried (what it stored is not stored twice)
+                _safe(os.rename, claimed, os.path.join(d, base))
     return total
 
 
