@@ -35,6 +35,18 @@ whose result is not yet written holds the cursor back (and everything after it) 
 file changed in the last `HOLD` seconds (the session may be live); older unanswered calls
 are skipped, as the hooks would never have seen them complete. A file whose first line
 changed is a different file and is read from the start.
+
+The cursor records what was imported, not what was seen: a `--since` import also writes the
+line ranges it read with its cutoff (`gaps`), and a later, wider import reads those ranges
+again for the events older than the cutoff only (`--since 7d` on the 10-month-old spotter
+transcripts imported 0 events and marked all 9 files read, so a plain import afterwards got
+0 of their 476 events; it now gets all 476, and a third import 0). Only regular files are read (a FIFO hung the import, a folder named x.jsonl
+raised); a file none of whose first 50 complete lines is a line of the agent's transcripts
+is counted as `not_transcripts` and left without a cursor (a garbage file, or Claude
+transcripts given to `import codex`). The compaction subagent (`agent-acompact-*`, handed
+"Your task is to create a detailed summary of the conversation so far...") and compaction
+summaries are not prompts. `import_report` turns the counts into the command's output and
+exit code (1 for a missing path or nothing that is a transcript).
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -53,7 +66,9 @@ _SKIP_PROMPT = (
     "[Request interrupted", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
     "<system-reminder>", "<user-prompt-submit-hook>", "This session is being continued",
     "<task-notification>", "<bash-notification>", "<agent-notification>",
+    "Your task is to create a detailed summary of the conversation so far",
 )
+_COMPACT_AGENT = "acompact"  # agentId (and file agent-acompact-*.jsonl) of compaction
 _CODEX_SKIP = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions",
                "<user_shell_command>", "<turn_aborted>")
 _CODEX_SHELL = {"shell", "shell_command", "exec_command", "container.exec", "local_shell"}
@@ -99,6 +114,8 @@ def _text_of(content) -> str:
 def _claude_prompt(d: dict) -> str | None:
     if d.get("isMeta") or d.get("isCompactSummary") or d.get("isVisibleInTranscriptOnly"):
         return None
+    if str(d.get("agentId") or "").startswith(_COMPACT_AGENT):
+        return None  # the compaction subagent is handed the conversation to summarise
     msg = d.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
     if isinstance(content, list) and any(
@@ -297,7 +314,7 @@ def parse_since(value: str | None) -> float | None:
     try:
         return parse_time(value)
     except EventError as exc:
-        raise ValueError(f"--since: expected 30d, 12h, 2w or a date, got {value!r}") from exc
+        raise ValueError(f"expected 30d, 12h, 2w or a date, got {value!r}") from exc
 
 
 def default_root(agent: str) -> Path:
@@ -307,18 +324,72 @@ def default_root(agent: str) -> Path:
     return (Path(codex).expanduser() if codex else Path.home() / ".codex") / "sessions"
 
 
-def find_files(agent: str, root: Path) -> list[Path]:
+def _regular(path: Path) -> bool:
+    """A regular file (a FIFO would block the read, a folder named x.jsonl raise)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _candidates(agent: str, root: Path) -> list[Path]:
     root = Path(root).expanduser()
-    if root.is_file():
-        return [root]
     if not root.is_dir():
-        return []
+        return [root] if os.path.lexists(root) else []
     pattern = "*.jsonl" if agent == "claude" else "rollout-*.jsonl"
     files = sorted(root.rglob(pattern))
-    if agent == "codex" and not files:
+    if agent == "codex" and not any(_regular(f) for f in files):
         files = sorted(root.rglob("*.jsonl"))
     # a session before its subagents (both sort by path: `<id>.jsonl` < `<id>/...`)
     return files
+
+
+def find_files(agent: str, root: Path) -> list[Path]:
+    """The transcript files under `root` (or `root` itself): regular files only."""
+    return [p for p in _candidates(agent, root) if _regular(p)]
+
+
+_CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot",
+                 "queue-operation", "progress"}
+_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+                "message", "function_call", "function_call_output", "custom_tool_call",
+                "custom_tool_call_output", "local_shell_call", "reasoning"}
+
+
+def _looks_like(agent: str, path: Path, lines: int = 50) -> bool:
+    """Whether one of the first complete lines is a line of this agent's transcripts."""
+    for i, (_, _, d) in enumerate(_lines(path, 0)):
+        if agent == "claude":
+            if d.get("type") in _CLAUDE_TYPES and ("sessionId" in d or "message" in d
+                                                    or "summary" in d):
+                return True
+        elif d.get("type") in _CODEX_TYPES or (isinstance(d.get("payload"), dict)
+                                               and "timestamp" in d):
+            return True
+        if i + 1 >= lines:
+            break
+    return False
+
+
+AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex"}
+
+
+def import_report(stats: dict) -> tuple[str, str | None, int]:
+    """(stdout line, stderr line or None, exit code) for an `import_sessions` result:
+    exit 1 when the path is missing or nothing under it is a transcript of the agent."""
+    name = AGENT_NAMES.get(stats["agent"], stats["agent"])
+    if stats.get("missing"):
+        return "imported 0 events", f"brainbox: no such file or folder: {stats['root']}", 1
+    line = (f"imported {stats['events']} events ({stats['tools']} tool calls, "
+            f"{stats['prompts']} prompts) from {stats['files_read']} of {stats['files']} files")
+    bad = stats.get("not_transcripts", 0)
+    if bad:
+        line += f"; {bad} file{'s' if bad != 1 else ''} not {name} transcripts"
+    if stats.get("not_files"):
+        line += f"; {stats['not_files']} not regular files skipped"
+    if stats["files"] == 0 or bad == stats["files"]:
+        return line, f"brainbox: found no {name} sessions under {stats['root']}", 1
+    return line, None, 0
 
 
 def _head_hash(path: Path) -> str:
@@ -353,10 +424,15 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
     conn = conn or dbmod.connect()
     parse = claude_items if agent == "claude" else codex_items
     stats = {"agent": agent, "root": str(root), "files": 0, "files_read": 0, "events": 0,
-             "tools": 0, "prompts": 0, "skipped": 0, "rejected": 0, "held_back": 0}
+             "tools": 0, "prompts": 0, "skipped": 0, "rejected": 0, "held_back": 0,
+             "not_transcripts": 0, "not_files": 0, "missing": not os.path.lexists(root)}
     try:
         drain_spool(conn)
-        for path in find_files(agent, root):
+        candidates = _candidates(agent, root)
+        files = [p for p in candidates if _regular(p)]
+        stats["not_files"] = len(candidates) - len(files)
+        lower = -float("inf") if since is None else since
+        for path in files:
             stats["files"] += 1
             try:
                 st = path.stat()
@@ -369,18 +445,29 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                 cur = json.loads(dbmod.get_meta(conn, key) or "{}")
             except ValueError:
                 cur = {}
-            if cur and cur.get("size") == st.st_size and cur.get("mtime") == st.st_mtime:
+            # gaps: [lo, hi, cutoff] line ranges read under a --since, whose events older
+            # than the cutoff were left out; a wider import reads them again for those
+            gaps = [g for g in cur.get("gaps") or () if isinstance(g, list) and len(g) == 3]
+            todo = [g for g in gaps if g[2] > lower]
+            if cur and cur.get("size") == st.st_size and cur.get("mtime") == st.st_mtime \
+                    and not todo:
                 continue
             offset = int(cur.get("offset") or 0)
             head = _head_hash(path)
             if cur.get("head") != head or offset > st.st_size:
-                offset = 0
+                offset, gaps, todo = 0, [], []
+            if offset == 0 and st.st_size and not _looks_like(agent, path):
+                stats["not_transcripts"] += 1
+                continue
             stats["files_read"] += 1
             live = now - st.st_mtime < HOLD
             groups: list[tuple[int, list[dict]]] = []  # (line offset, its events)
             until = st.st_size
-            for start, at, payload, resolved in parse(path, offset):
+            for start, at, payload, resolved in parse(path, min([offset] + [g[0] for g in todo])):
+                old = start < offset  # read before: only what a gap left out
                 if not resolved:
+                    if old:
+                        continue
                     if live:
                         # hold back from this call's line: calls sharing the line with
                         # it are imported next time, together
@@ -399,6 +486,10 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                     when = None
                 if since is not None and when is not None and when < since:
                     continue
+                if old:
+                    gap = next((g for g in todo if g[0] <= start < g[1]), None)
+                    if gap is None or when is None or when >= gap[2]:
+                        continue  # imported the first time
                 evs = []
                 for rec in payload_to_records(agent, payload):
                     rec["at"] = when
@@ -417,6 +508,11 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
             cursor = {"offset": until, "size": st.st_size, "mtime": st.st_mtime, "head": head}
             if until < st.st_size:
                 cursor["size"] = cursor["mtime"] = None  # read it again next time
+            gaps = [] if since is None else [[lo, hi, min(cut, since)] for lo, hi, cut in gaps]
+            if since is not None and until > offset:
+                gaps.append([offset, until, since])
+            if gaps:
+                cursor["gaps"] = _merge(gaps)
             with dbmod.atomic(conn):
                 if events:
                     dbmod.append_events(conn, events)
@@ -426,6 +522,17 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
         if own:
             conn.close()
     return stats
+
+
+def _merge(gaps: list[list]) -> list[list]:
+    """Adjacent gaps with the same cutoff as one."""
+    out: list[list] = []
+    for lo, hi, cut in sorted(gaps):
+        if out and out[-1][1] == lo and out[-1][2] == cut:
+            out[-1][1] = hi
+        else:
+            out.append([lo, hi, cut])
+    return out
 
 
 def _complete_size(path: Path, size: int) -> int:

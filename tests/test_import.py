@@ -210,3 +210,92 @@ def test_import_codex_rollout(tmp_path):
     assert {t["session"] for t in tools} == {"0199a0b1-2c3d-7e4f-8a9b-0c1d2e3f4a5b"}
     assert transcripts.import_sessions("codex", tmp_path / "sessions")["events"] == 0
     assert transcripts.find_files("codex", path) == [path]
+
+
+# --------------------------------------------------------------------------- what a user meets
+
+
+def brainbox(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "brainbox.cli.entry", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_since_records_what_it_imported_so_a_wider_import_gets_the_older_events(spotter):
+    """Friction #5: `--since 7d` imported 0 events and marked every file read, so a plain
+    import afterwards got nothing."""
+    week = brainbox("import", "claude", spotter, "--since", "7d", "--json")
+    assert week.returncode == 0, week.stderr
+    assert json.loads(week.stdout)["events"] == 0  # the transcript is from months ago
+    wide = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
+    plain = transcripts.import_sessions("claude", spotter, conn=dbmod.connect(":memory:"))
+    assert wide["events"] == plain["events"] > 254 and len(stored()) == wide["events"]
+    again = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
+    assert again["events"] == 0 and again["files_read"] == 0  # and nothing twice
+
+
+def test_a_narrow_then_a_wider_since_imports_each_event_once(spotter):
+    path = spotter / "-home-USER-projects-spotter" / f"{MAIN}.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    times = sorted(parse_time(d["timestamp"]) for d in rows if d.get("timestamp"))
+    mid = times[len(times) // 2]
+    first = transcripts.import_sessions("claude", spotter, since=mid)
+    assert 0 < first["events"] < 254
+    second = transcripts.import_sessions("claude", spotter, since=times[0] - 1)
+    third = transcripts.import_sessions("claude", spotter)
+    assert third["events"] == 0
+    assert first["events"] + second["events"] == len(stored())
+    ids = [(e["session"], e["at"], e["kind"], e["tool"], e["prompt"]) for e in stored()]
+    fresh = dbmod.connect(":memory:")
+    conn_stats = transcripts.import_sessions("claude", spotter, conn=fresh, project=None)
+    assert conn_stats["events"] == len(ids)  # the same events as one plain import
+    assert sorted(ids, key=repr) == sorted(
+        ((e["session"], e["at"], e["kind"], e["tool"], e["prompt"])
+         for e in dbmod.iter_events(fresh)), key=repr)
+
+
+def test_a_folder_named_jsonl_and_a_fifo_are_skipped_and_garbage_is_reported(tmp_path):
+    root = tmp_path / "tr"
+    (root / "x.jsonl").mkdir(parents=True)
+    os.mkfifo(root / "p.jsonl")
+    (root / "garbage.jsonl").write_bytes(os.urandom(3000).replace(b"\n", b"") + b"\n")
+    (root / "notes.jsonl").write_text('{"hello": "world"}\n')
+    # a real process (the FIFO used to hang it, the folder to raise IsADirectoryError)
+    p = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "import", "claude",
+                        str(root), "--json"], capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in p.stderr
+    stats = json.loads(p.stdout)
+    assert stats["files"] == 2 and stats["not_files"] == 2
+    assert stats["not_transcripts"] == 2 and stats["events"] == 0
+    line, err, code = transcripts.import_report(stats)
+    assert "2 files not Claude Code transcripts" in line and code == 1
+
+
+def test_import_codex_on_claude_transcripts_finds_no_codex_sessions(spotter):
+    stats = transcripts.import_sessions("codex", spotter)
+    assert stats["events"] == 0 and stats["not_transcripts"] == stats["files"] == 3
+    line, err, code = transcripts.import_report(stats)
+    assert "no Codex sessions" in err and code == 1
+
+
+def test_a_missing_path_is_reported_with_exit_1(tmp_path):
+    stats = transcripts.import_sessions("claude", tmp_path / "does" / "not" / "exist")
+    assert stats["missing"] is True
+    line, err, code = transcripts.import_report(stats)
+    assert code == 1 and err.count("\n") == 0 and "no such file or folder" in err
+
+
+def test_compaction_summaries_are_not_imported_as_prompts():
+    if not SPOTTER.is_dir():
+        pytest.skip("../shared/data/transcripts is absent")
+    conn = dbmod.connect(":memory:")
+    transcripts.import_sessions("claude", SPOTTER, conn=conn)
+    prompts = [e["prompt"] for e in dbmod.iter_events(conn) if e["kind"] == "prompt"]
+    assert prompts  # real prompts are still there
+    assert not any(p.startswith(("Your task is to create a detailed summary",
+                                 "This session is being continued")) for p in prompts)
+    assert not any("/acompact-" in e["session"] for e in dbmod.iter_events(conn))
+
+
+def test_a_bad_since_names_the_option_once():
+    p = brainbox("import", "claude", "--since", "soon")
+    assert p.returncode == 2 and p.stderr.count("--since") == 1
