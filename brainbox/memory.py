@@ -12,7 +12,7 @@ import os
 import time
 
 from brainbox import BrainboxError
-from brainbox.events import EventError, normalize, project_root
+from brainbox.events import EventError, normalize, project_root, relative_path
 from brainbox.recall import Index, Params, Result, predict_tools, recall
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
 from brainbox.storage import arrays as store_arrays
@@ -194,6 +194,28 @@ class Memory:
             return project
         return project_root(cwd or os.getcwd())
 
+    def _file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
+        """(project, project-relative path) of a file named as a user names it: an
+        absolute path belongs to its own project (the stored one that holds it, else its
+        git root); a relative one is project-relative, else relative to `cwd`."""
+        from brainbox import forgetting
+
+        here = os.path.abspath(cwd or os.getcwd())
+        if os.path.isabs(path) and project is None:
+            try:
+                project, rel, _ = forgetting.resolve(self.conn, path, here, None)
+            except BrainboxError:
+                return self._project(None, cwd), path
+            return project, rel
+        project = self._project(project, cwd)
+        st = self.state
+        known = {st.res_key[r] for r in st.proj_files.get(project, ())}
+        if os.path.isabs(path) or path not in known:
+            rel = relative_path(path, here, project)
+            if rel is not None and rel in known:
+                return project, rel
+        return project, path
+
     def recall(self, query: str, *, session: str | None = None, project: str | None = None,
                cwd: str | None = None, limit: int = 10, now: float | None = None,
                params: Params | None = None) -> list[Result]:
@@ -209,7 +231,7 @@ class Memory:
                 project: str | None = None, cwd: str | None = None) -> dict:
         self.sync()
         st = self.state
-        project = self._project(project, cwd)
+        project, path = self._file_key(path, project, cwd)
         rid = st.res_index.get((FILE, project, path))
         if rid is None:
             raise BrainboxError(f"{path} is not in memory for project {project}")

@@ -247,3 +247,17 @@ def test_a_bad_at_is_a_usage_error_like_a_bad_now():
     p = bb("record", "--session", "s", "--tool", "Read", "--at", "yesterday")
     assert p.returncode == 2 and "--at" in p.stderr and "yesterday" in p.stderr
     assert bb("decay", "--now", "yesterday").returncode == 2
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def test_explain_finds_a_file_given_by_its_absolute_path(remembered, tmp_path):
+    target = remembered / "src" / "auth" / "login.py"
+    for where in (remembered, tmp_path):  # inside the project, and from another folder
+        out = js(bb("explain", target, "--query", "login", "--json", cwd=where))
+        assert out["path"] == "src/auth/login.py" and out["rank"] == 1
+    sub = js(bb("explain", "auth/session.py", "-q", "login", "--json", cwd=remembered / "src"))
+    assert sub["path"] == "src/auth/session.py"  # relative to the folder it runs in
+    p = bb("explain", remembered / "src" / "nowhere.py", "-q", "login", cwd=remembered)
+    assert p.returncode == 1 and "not in memory" in p.stderr
