@@ -40,7 +40,11 @@ SCHEMA = "brainbox.replay/1"
 
 
 class Progress:
-    """``\\r`` progress on stderr: tasks done, events, events/s. No dependency."""
+    """``\\r`` progress on stderr: tasks done, events, events/s. No dependency.
+
+    The rate leaves out the processes' warm-up (kernels loaded or compiled), reported with
+    ``update(warm=seconds)``: summed for one process, the longest for parallel workers,
+    which warm up side by side."""
 
     def __init__(self, total_tasks: int | None, enabled: bool = True, stream=None,
                  interval: float = 0.25):
@@ -49,17 +53,23 @@ class Progress:
         self.tasks = self.events = 0
         self.t0 = self.last = time.perf_counter()
         self.interval = interval
+        self.parallel = False
+        self.warm_sum = self.warm_max = 0.0
 
-    def update(self, tasks: int = 0, events: int = 0, force: bool = False) -> None:
+    def update(self, tasks: int = 0, events: int = 0, force: bool = False,
+               warm: float = 0.0) -> None:
         self.tasks += tasks
         self.events += events
+        self.warm_sum += warm
+        self.warm_max = max(self.warm_max, warm)
         now = time.perf_counter()
         if self.enabled and (force or now - self.last >= self.interval):
             self.last = now
-            dt = max(now - self.t0, 1e-9)
+            warm_s = self.warm_max if self.parallel else self.warm_sum
+            dt = max(now - self.t0 - warm_s, 1e-9)
             total = f"/{self.total}" if self.total else ""
             self.stream.write(f"\rreplay: {self.tasks}{total} tasks, {self.events} events, "
-                              f"{self.events / dt:,.0f} events/s, {dt:.1f} s ")
+                              f"{self.events / dt:,.0f} events/s, {now - self.t0:.1f} s ")
             self.stream.flush()
 
     def close(self) -> None:
@@ -102,6 +112,8 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     on_task = (lambda n: queue.put((1, n))) if queue is not None else None
     compiled = settings.get("engine", "compiled") == "compiled"
     warm = _warm(compiled, live=None if queue is None or isinstance(queue, _Callback) else False)
+    if queue is not None and warm:
+        queue.put((0, 0, False, warm))
     kw = dict(series=f"{payload['source']}:{payload['repo']}", seed=settings["seed"],
               ablate=settings["ablate"], t0=T0, on_task=on_task)
     if compiled:
@@ -292,6 +304,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     expanded = S.expand_sources(sources, S.FORMAT_ALIASES.get(fmt, fmt)) if sources else []
     ex = (_Dask(bar, scheduler) if scheduler else _Pool(bar, workers) if workers > 1
           else _Local(bar))
+    bar.parallel = ex.workers != 1
     payloads, futures = [], []
     try:
         # 1. Inputs, and each source's series submitted as soon as it is loaded (small

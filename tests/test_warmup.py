@@ -292,3 +292,22 @@ def test_the_background_warmup_is_detached_logged_0600_once_and_skipped_when_war
         marker.write_text("{}")
     assert warm.spawn_background() is None
     assert len(FakePopen.spawned) == 1
+
+
+def test_the_progress_rate_leaves_the_warmup_out():
+    from brainbox.eval.runner import Progress
+
+    def rate(out):
+        return float(out.getvalue().rsplit("events, ", 1)[1].split(" events/s")[0]
+                     .replace(",", ""))
+
+    out = io.StringIO()
+    bar = Progress(None, stream=out, interval=0.0)
+    bar.t0 -= 10_000.0  # started 10,000 s ago, 9,000 s of them warming up
+    bar.update(0, 0, warm=9_000.0)
+    bar.update(1, 100_000)
+    assert 95 <= rate(out) <= 100.01  # 100,000 events in the 1,000 s after the warm-up
+    bar.parallel = True  # workers warm up side by side: the longest warm-up counts
+    bar.update(0, 0, warm=5_000.0)
+    bar.update(0, 0, force=True)
+    assert 95 <= rate(out) <= 100.01
