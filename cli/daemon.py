@@ -57,7 +57,7 @@ Choices:
   deadline, not a per-byte timeout. In the trial (D14) one client sending a byte every 4 s
   held the daemon, which served one connection at a time, indefinitely.
 - At start, before it warms up or writes anything, the daemon runs `PRAGMA quick_check`
-  on its database (10-12 ms per 10,000 events): a damaged file stops it with a logged
+  on its database (10-42 ms per 10,000 events): a damaged file stops it with a logged
   one-line reason.
 - Before answering, the daemon drains the hooks' spool, notices deleted events (`forget`
   makes the count drop: the state is then reloaded from disk) and folds what is new

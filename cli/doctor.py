@@ -11,7 +11,7 @@ Checks, each reported with what was found:
   `lstat` before anything opens the store, since opening tightens an own file's mode
   and doctor is there to report, not to fix silently;
 - database: path, size (with the WAL), event count, schema (a brainbox file of our
-  schema version) and `PRAGMA quick_check` (damaged pages behind an intact header, 10-12
+  schema version) and `PRAGMA quick_check` (damaged pages behind an intact header, 10-42
   ms per 10,000 events);
 - daemon: running or not, its pid and socket;
 - hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log`, and spooled events

@@ -17,7 +17,7 @@ Choices:
   that it is brainbox's (`brainbox_meta` holds `application = brainbox`, also stamped in
   `PRAGMA application_id`), and that its schema is not newer than ours. A file that fails
   a check is left byte-identical and a `StoreError` says why. Damaged pages behind an
-  intact header need a whole-file pass, `quick_check` (10-12 ms per 10,000 events, see
+  intact header need a whole-file pass, `quick_check` (10-42 ms per 10,000 events, see
   there): it runs before a migration, at daemon start, in `rebuild`, `forget`, `doctor`.
 - Errors the user can act on say what they are: a full disk "disk full", a read-only file
   or folder "read-only" (both used to say "corrupt", trial D11), raised as StoreError by
@@ -26,9 +26,10 @@ Choices:
   checkpoint (`scrub`): the forgotten text used to stay in free pages and in the WAL
   (trial D9: 20 of 22 copies). Cost, measured on a copy of a 10,000-event store (one
   event appended per fresh connection, as a hook does; median of 300; two rounds
-  alternating ON and OFF on the loaded 2-core machine): append 6.9 and 14.8 ms with it, 10.1 and
-  11.1 ms without; rebuild+save 0.9 and 1.2 s with, 1.2 and 1.5 s without: within the
-  noise. Append-only inserts free nothing, so there is nothing to zero.
+  alternating on the loaded 2-core machine; `benchmarks/measure_store_checks.py`):
+  append 6.9 and 14.8 ms with it, 10.1 and 11.1 ms without, and in a second run 2.0 and
+  1.8 ms with, 3.0 and 8.5 ms without; rebuild+save 0.9-1.3 s with, 1.2-2.8 s without:
+  within the noise. Append-only inserts free nothing, so there is nothing to zero.
 - WAL, `busy_timeout` 5 s, `synchronous=NORMAL` (WAL keeps it crash-consistent), foreign
   keys on. Migrations are named functions applied in order, each in one transaction
   together with its row in `schema_migrations`; `PRAGMA user_version` mirrors the count so
@@ -269,8 +270,9 @@ def quick_check(conn, path=None) -> None:
     StoreError before anything writes into a damaged file.
 
     It reads the whole file once: 10-12 ms on a 19.5 MB store of 10,000 events with its
-    state (4,766 pages, page cache warm, median of 5; SQLite 3.40 and 3.50 alike;
-    `integrity_check` takes twice that). Too much for every hook (a tool hook's whole
+    state (4,766 pages, page cache warm, median of 5; SQLite 3.40 and 3.50 alike), and
+    42 ms while a test run shared the 2 cores (`benchmarks/measure_store_checks.py`);
+    `integrity_check` takes 2-2.5 times as long. Too much for every hook (a tool hook's whole
     budget is 0.2 s and it grows with the file), so it runs where a whole-file pass is
     already paid for: daemon start, `rebuild`, `forget`, `doctor`, and before a migration.
     The trial's damaged store (bytes overwritten across 40 KB at one third, header intact)
