@@ -21,7 +21,8 @@ def run(args, env, *, cwd=None, stdin=None, timeout=600):
     """`brainbox ARGS` in a fresh interpreter with -X importtime; (proc, imported names)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "brainbox.cli.entry", *args],
-        env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+        env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout,
+        check=False)
     mods = set()
     err = []
     for line in proc.stderr.splitlines():
