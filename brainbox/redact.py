@@ -244,7 +244,7 @@ def _aws_positional(m: re.Match[str]) -> str:
 
 _CONN_STRING = _Lazy(
     r"(?i)((?<![\w-])(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)=)"
-    r"(?!\$)[^;\s'\"]{1,4096}"
+    r"(?!\$|\[REDACTED)[^;\s'\"]{1,4096}"
 )
 # A query parameter whose name is a credential: redacted whatever its value looks like
 # (`?api_key=abcdef` has no digit, which the assignment rule below needs for lower case).
@@ -256,7 +256,7 @@ _URL_QUERY = _Lazy(
     r"(?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
     r"id[_-]?token|private[_-]?token|client[_-]?secret|secret|password|passwd|pwd|sig|"
     r"signature|x-amz-signature|x-amz-security-token|x-amz-credential)=)"
-    r"(?![$&#\s]|\[REDACTED\])[^&\s'\"#<>()\[\]]{1,4096}"
+    r"(?![$&#\s]|\[REDACTED)[^&\s'\"#<>()\[\]]{1,4096}"
 )
 
 # --------------------------------------------------- 5c. tools whose short flag is a password
@@ -416,7 +416,9 @@ def _strip_quotes(value: str) -> tuple[str, str, str]:
 
 
 def _is_reference(value: str) -> bool:
-    return not value or value.startswith("$") or value == REDACTED
+    """A reference (``$VAR``) or what redaction already wrote (``[REDACTED]``, a path's
+    ``[REDACTED-<tag>]``): nothing to redact."""
+    return not value or value.startswith(("$", "[REDACTED"))
 
 
 _JSON_KEY = re.compile(

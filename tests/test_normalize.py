@@ -57,6 +57,17 @@ def test_a_secret_path_segment_is_redacted_and_stays_a_stable_key():
     assert redact_path("config/api_keys.example") == "config/api_keys.example"
 
 
+@pytest.mark.parametrize("path", [
+    f"keys/{GHP}.txt", "notes/--password=hunter2.txt", "env/AccountKey=abc123def456==",
+    "notes/mysql -u root -pHunter2", "notes/curl -u bob:Hunter2", "q/x?api_key=abcdefgh",
+    'cfg/{"password": "hunter2"}', "env/DB_PASSWORD=hunter2",
+])
+def test_path_redaction_is_idempotent(path):
+    once = redact_path(path)
+    assert "[REDACTED-" in once
+    assert redact_path(once) == once
+
+
 def test_a_secret_across_segments_is_redacted():
     path = "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
     out = redact_path(path)
