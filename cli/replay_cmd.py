@@ -43,7 +43,9 @@ def _cli_message(msg: str) -> str:
     """The loaders speak to Python callers (``format=`` and underscore names); say it the
     way the command line spells it."""
     if "pass format=" in msg:
-        msg = msg.split("; pass format=")[0] + "; pass --format " + "|".join(FORMATS[1:])
+        msg = msg.split("; pass format=")[0] + "; pass --format"
+    if msg.endswith("pass --format"):
+        msg += " " + "|".join(FORMATS[1:])
     return msg
 
 

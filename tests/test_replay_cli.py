@@ -80,9 +80,11 @@ def test_a_source_with_no_usable_task_exits_1_with_one_line(data_dir, tmp_path):
     assert not md.exists() and r.stdout == ""
 
 
-def test_the_format_error_names_the_cli_spellings(tmp_path):
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_the_format_error_names_the_cli_spellings(tmp_path, what):
     (tmp_path / "x.txt").write_text("hello")
-    r = CliRunner().invoke(cli, ["replay", str(tmp_path / "x.txt"), "--no-progress"])
+    src = tmp_path / "x.txt" if what == "file" else tmp_path
+    r = CliRunner().invoke(cli, ["replay", str(src), "--no-progress"])
     assert r.exit_code == 1
     assert "--format" in r.stderr and "claude-code" in r.stderr and "mini-swe-agent" in r.stderr
     assert "claude_code" not in r.stderr and "format=" not in r.stderr
