@@ -53,6 +53,11 @@ class Plan:
                 "events": len(self.event_ids)}
 
 
+def count(n: int, word: str) -> str:
+    """`1 file`, `2 files`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _owner(projects: list[str], full: str) -> str | None:
     """The deepest stored project that holds `full`."""
     inside = [p for p in projects if full == p or full.startswith(p.rstrip("/") + "/")]
@@ -115,6 +120,6 @@ def plan(conn, path: str, *, cwd: str | None = None, project: str | None = None,
     if out.kind in ("folder", "glob", "project") and not recursive:
         what = "a folder" if out.kind != "glob" else "a glob"
         raise ForgetRefused(
-            f"forget: {rel or '.'} is {what}: {len(out.files)} files, {len(out.event_ids)} "
-            f"events; pass --recursive to forget them all (--dry-run lists them)")
+            f"forget: {rel or '.'} is {what}: {count(len(out.files), 'file')}, "
+            f"{count(len(out.event_ids), 'event')}; pass --recursive to forget them all (--dry-run lists them)")
     return out

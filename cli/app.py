@@ -351,7 +351,7 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
       brainbox forget src/secrets.py
       brainbox forget src/vendor --recursive --dry-run
     """
-    from brainbox.forgetting import ForgetRefused
+    from brainbox.forgetting import ForgetRefused, count
 
     try:
         if dry_run:
@@ -359,8 +359,9 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
         else:
             def announce(plan):
                 if plan.kind in ("folder", "glob", "project"):
-                    click.echo(f"forgetting {len(plan.files)} files, {len(plan.event_ids)} "
-                               f"events under {plan.path or '.'} in {plan.project}", err=True)
+                    click.echo(f"forgetting {count(len(plan.files), 'file')}, "
+                               f"{count(len(plan.event_ids), 'event')} under "
+                               f"{plan.path or '.'} in {plan.project}", err=True)
 
             with open_memory(ctx) as mem:
                 data = mem.forget(path, cwd=cwd, project=project, recursive=recursive,
@@ -372,12 +373,14 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
     def human(d):
         if d.get("dry_run"):
             need = " (needs --recursive)" if d["kind"] in ("folder", "glob", "project") else ""
-            click.echo(f"would forget {d['path'] or '.'} in {d['project']}: {len(d['files'])} "
-                       f"files, {d['events']} events{need}; nothing deleted")
+            click.echo(f"would forget {d['path'] or '.'} in {d['project']}: "
+                       f"{count(len(d['files']), 'file')}, {count(d['events'], 'event')}{need}; "
+                       f"nothing deleted")
             for f in d["files"]:
-                click.echo(f"  {f['path']}  ({f['events']} events)")
+                click.echo(f"  {f['path']}  ({count(f['events'], 'event')})")
         else:
-            click.echo(f"forgot {d['path'] or '.'}: {d['deleted_events']} events deleted")
+            click.echo(f"forgot {d['path'] or '.'}: "
+                       f"{count(d['deleted_events'], 'event')} deleted")
 
     emit(data, as_json, human)
 

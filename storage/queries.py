@@ -5,22 +5,21 @@ count and its paths, for `--dry-run` and the confirmation of a folder or a glob)
 from __future__ import annotations
 
 import datetime as _dt
-import json
 
 
 def memory_birth(conn) -> float | None:
     """Unix time the database was made (its first migration), None when unknown."""
-    try:
-        row = conn.execute("SELECT min(applied_at) FROM schema_migrations").fetchone()
-    except Exception:  # no migrations table: not a database we made
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'schema_migrations'").fetchone():
         return None
+    row = conn.execute("SELECT min(applied_at) FROM schema_migrations").fetchone()
     if not row or not row[0]:
         return None
     try:
         dt = _dt.datetime.fromisoformat(str(row[0]))
     except ValueError:
         return None
-    return dt.replace(tzinfo=_dt.timezone.utc).timestamp()
+    return dt.replace(tzinfo=_dt.UTC).timestamp()
 
 
 # --- forget -----------------------------------------------------------------------------

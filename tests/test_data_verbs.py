@@ -5,7 +5,6 @@ resolves relative paths and honours --db, import records what it imported."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time

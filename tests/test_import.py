@@ -266,21 +266,21 @@ def test_a_folder_named_jsonl_and_a_fifo_are_skipped_and_garbage_is_reported(tmp
     stats = json.loads(p.stdout)
     assert stats["files"] == 2 and stats["not_files"] == 2
     assert stats["not_transcripts"] == 2 and stats["events"] == 0
-    line, err, code = transcripts.import_report(stats)
+    line, _, code = transcripts.import_report(stats)
     assert "2 files not Claude Code transcripts" in line and code == 1
 
 
 def test_import_codex_on_claude_transcripts_finds_no_codex_sessions(spotter):
     stats = transcripts.import_sessions("codex", spotter)
     assert stats["events"] == 0 and stats["not_transcripts"] == stats["files"] == 3
-    line, err, code = transcripts.import_report(stats)
+    _, err, code = transcripts.import_report(stats)
     assert "no Codex sessions" in err and code == 1
 
 
 def test_a_missing_path_is_reported_with_exit_1(tmp_path):
     stats = transcripts.import_sessions("claude", tmp_path / "does" / "not" / "exist")
     assert stats["missing"] is True
-    line, err, code = transcripts.import_report(stats)
+    _, err, code = transcripts.import_report(stats)
     assert code == 1 and err.count("\n") == 0 and "no such file or folder" in err
 
 
