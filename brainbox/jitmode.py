@@ -15,7 +15,10 @@ empty cache (``NUMBA_CACHE_DIR=$(mktemp -d)``), load average about 1 unless said
 - 5,000 / 40,000 events, folded: Python 0.8 s / 1.1 s (compiled, warm cache: 1.2 / 1.7 s:
   loading the cached kernels costs more than the Python recall);
 - 200,000 events: Python 6.8 / 8.1 s at load 4-6 (loading the state runs its hash and
-  adjacency rebuilds as Python loops), so the Python path stops at ``PYTHON_MAX_EVENTS``;
+  adjacency rebuilds as Python loops); in one go at load 18-21: 40,000 events 7.5 / 7.6 s,
+  100,000 9.4 / 11.4 s, 200,000 16.4 / 10.6 s, where compiling took 443 s (load 11): the
+  Python path is the faster first answer up to ``PYTHON_MAX_EVENTS`` and beyond, but a
+  process that stays (the daemon) pays it on every request until it restarts;
 - folding in Python: 5,000 events in 2.2 s (0.45 ms each), so at most
   ``PYTHON_MAX_PENDING`` unfolded events.
 
@@ -36,7 +39,7 @@ from pathlib import Path
 
 from brainbox.kernels import _cache
 
-PYTHON_MAX_EVENTS = 50_000
+PYTHON_MAX_EVENTS = 200_000
 PYTHON_MAX_PENDING = 5_000
 
 
