@@ -138,6 +138,10 @@ def register(cli) -> None:
             raise click.UsageError("--figure must end in .png, .svg or .pdf")
         for opt, path in (("--json-out", json_out), ("--markdown", md_out), ("--figure", fig_out)):
             _check_output(opt, path)
+        for src in sources:  # `--json OUT`, the old form, leaves OUT as a source
+            if as_json and not os.path.exists(src) and (src == "-" or src.endswith(".json")):
+                _fail(f"no such source: {src} (--json takes no value: it prints the JSON on "
+                      f"stdout; write a file with --json-out {src})")
         try:
             result = run(sources, fmt=fmt, repos=repos, max_tasks_per_repo=max_tasks_per_repo,
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,

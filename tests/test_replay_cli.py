@@ -56,6 +56,16 @@ def test_json_is_a_flag_as_on_every_other_command_and_json_out_writes_a_file(tmp
     assert json.loads(r.stdout) == json.loads(out.read_text())
 
 
+@pytest.mark.parametrize("value", ["-", "out.json"])
+def test_the_old_json_path_form_says_what_to_write_instead(tmp_path, value, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--no-progress", "--json",
+                                 value])
+    assert r.exit_code == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--json-out" in lines[0] and "replay:" not in r.stderr
+
+
 @pytest.mark.parametrize("opt", ["--json-out", "--markdown", "--figure"])
 def test_an_output_folder_that_does_not_exist_is_refused_before_the_replay_runs(tmp_path, opt):
     target = tmp_path / "nodir" / ("x.png" if opt == "--figure" else "x.out")
