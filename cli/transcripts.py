@@ -376,7 +376,8 @@ AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex"}
 
 def import_report(stats: dict) -> tuple[str, str | None, int]:
     """(stdout line, stderr line or None, exit code) for an `import_sessions` result:
-    exit 1 when the path is missing or nothing under it is a transcript of the agent."""
+    exit 1 when the path is missing or none of its files is a transcript of the agent; an
+    existing folder without transcripts exits 0 with a note."""
     name = AGENT_NAMES.get(stats["agent"], stats["agent"])
     if stats.get("missing"):
         return "imported 0 events", f"brainbox: no such file or folder: {stats['root']}", 1
@@ -387,8 +388,10 @@ def import_report(stats: dict) -> tuple[str, str | None, int]:
         line += f"; {bad} file{'s' if bad != 1 else ''} not {name} transcripts"
     if stats.get("not_files"):
         line += f"; {stats['not_files']} not regular files skipped"
-    if stats["files"] == 0 or bad == stats["files"]:
+    if stats["files"] and bad == stats["files"]:  # garbage, or the other agent's files
         return line, f"brainbox: found no {name} sessions under {stats['root']}", 1
+    if stats["files"] == 0:  # an empty folder: nothing to import yet is not an error
+        return line, f"brainbox: no {name} transcripts under {stats['root']}", 0
     return line, None, 0
 
 

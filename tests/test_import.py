@@ -277,6 +277,13 @@ def test_import_codex_on_claude_transcripts_finds_no_codex_sessions(spotter):
     assert "no Codex sessions" in err and code == 1
 
 
+def test_an_empty_folder_is_a_note_not_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    _, err, code = transcripts.import_report(transcripts.import_sessions("claude",
+                                                                         tmp_path / "empty"))
+    assert code == 0 and "no Claude Code transcripts" in err
+
+
 def test_a_missing_path_is_reported_with_exit_1(tmp_path):
     stats = transcripts.import_sessions("claude", tmp_path / "does" / "not" / "exist")
     assert stats["missing"] is True
