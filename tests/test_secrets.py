@@ -3,8 +3,8 @@
 The reliability trial planted 32 realistic secrets into every channel a user's agent
 feeds brainbox and searched the raw bytes on disk afterwards (its "Secrets by channel"
 table). This does the same with those 32 and the forms added since: each one goes into a
-Bash command, a Grep pattern, a WebFetch URL, a PostToolUseFailure error, a prompt and a
-file path, through real `brainbox hook claude ...` processes (daemon off; once with the
+Bash command, a Grep pattern, a WebFetch URL, a PostToolUseFailure error, the stderr of a
+failed and the stdout of an interrupted Bash call, a prompt and a file path, through real `brainbox hook claude ...` processes (daemon off; once with the
 database locked so the events go to the spool) and through `brainbox import claude` of a
 written transcript. Then neither the secret nor its middle 12 characters may appear in
 any byte of any file under BRAINBOX_HOME (the database, -wal, -shm, spool, logs,
@@ -255,6 +255,11 @@ def payloads(project: Path) -> list[tuple[str, dict]]:
     for err in _pack(forms, 1500, "\n"):
         tool("PostToolUseFailure", "Bash", {"command": "make deploy"},
              error=f"Exit code 1\n{err}\nerror: authentication failed")
+        # a failed call's stderr and an interrupted call's stdout become the error too
+        tool("PostToolUse", "Bash", {"command": "make deploy"},
+             tool_response={"stdout": "", "stderr": err, "exit_code": 1})
+        tool("PostToolUse", "Bash", {"command": "make watch"},
+             tool_response={"stdout": err, "stderr": "", "interrupted": True})
     ps = paths(project)
     for i in range(0, len(ps), 20):
         tool("PostToolUse", "Grep", {"pattern": "TODO", "path": str(project)},
