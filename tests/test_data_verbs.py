@@ -260,3 +260,24 @@ def test_explain_finds_a_file_given_by_its_absolute_path(remembered, tmp_path):
     assert sub["path"] == "src/auth/session.py"  # relative to the folder it runs in
     p = bb("explain", remembered / "src" / "nowhere.py", "-q", "login", cwd=remembered)
     assert p.returncode == 1 and "not in memory" in p.stderr
+
+
+def test_db_after_the_subcommand_is_moved_before_it_unless_the_command_has_its_own():
+    from brainbox.cli.app import _hoist_db, cli
+
+    assert _hoist_db(cli, ["stats", "--json", "--db", "x.db"]) == \
+        ["--db", "x.db", "stats", "--json"]
+    assert _hoist_db(cli, ["--db", "a.db", "recall", "q", "--db=b.db"]) == \
+        ["--db", "a.db", "--db=b.db", "recall", "q"]  # the later one wins
+    assert _hoist_db(cli, ["demo", "--db", "keep.db"]) == ["demo", "--db", "keep.db"]
+    assert _hoist_db(cli, ["recall", "--", "--db"]) == ["recall", "--", "--db"]
+
+
+def test_import_honours_db_after_the_subcommand(tmp_path, brainbox_home):
+    if not SPOTTER.is_dir():
+        pytest.skip("../shared/data/transcripts is absent")
+    db = tmp_path / "imported.db"
+    out = js(bb("import", "claude", SPOTTER / "short.jsonl", "--db", db, "--json"))
+    assert out["events"] > 0
+    assert js(bb("stats", "--json", "--db", db))["events"] == out["events"]
+    assert not (brainbox_home / "brainbox.db").exists()
