@@ -36,9 +36,10 @@ file changed in the last `HOLD` seconds (the session may be live); older unanswe
 are skipped, as the hooks would never have seen them complete. A file whose first line
 changed is a different file and is read from the start.
 
-The cursor records what was imported, not what was seen: a `--since` import also writes the
-line ranges it read with its cutoff (`gaps`), and a later, wider import reads those ranges
-again for the events older than the cutoff only (`--since 7d` on the 10-month-old spotter
+The cursor records what was imported, not what was seen: a `--since` or `--project` import
+also writes the line ranges it read with its filters (`gaps`), and a later import whose
+filters admit more reads those ranges again for what every earlier filter left out, so each
+event is imported once (`--since 7d` on the 10-month-old spotter
 transcripts imported 0 events and marked all 9 files read, so a plain import afterwards got
 0 of their 476 events; it now gets all 476, and a third import 0). Only regular files are read (a FIFO hung the import, a folder named x.jsonl
 raised); a file none of whose first 50 complete lines is a line of the agent's transcripts
@@ -434,7 +435,6 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
         candidates = _candidates(agent, root)
         files = [p for p in candidates if _regular(p)]
         stats["not_files"] = len(candidates) - len(files)
-        lower = -float("inf") if since is None else since
         for path in files:
             stats["files"] += 1
             try:
@@ -448,10 +448,11 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                 cur = json.loads(dbmod.get_meta(conn, key) or "{}")
             except ValueError:
                 cur = {}
-            # gaps: [lo, hi, cutoff] line ranges read under a --since, whose events older
-            # than the cutoff were left out; a wider import reads them again for those
-            gaps = [g for g in cur.get("gaps") or () if isinstance(g, list) and len(g) == 3]
-            todo = [g for g in gaps if g[2] > lower]
+            # gaps: [lo, hi, filters] line ranges read under --since/--project filters
+            # ([cutoff, project] each): what every one of them left out is still missing,
+            # and an import whose filter admits some of it reads the range again
+            gaps = _gaps(cur.get("gaps"))
+            todo = [g for g in gaps if not _covered(g[2], since, project)]
             if cur and cur.get("size") == st.st_size and cur.get("mtime") == st.st_mtime \
                     and not todo:
                 continue
@@ -491,8 +492,8 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                     continue
                 if old:
                     gap = next((g for g in todo if g[0] <= start < g[1]), None)
-                    if gap is None or when is None or when >= gap[2]:
-                        continue  # imported the first time
+                    if gap is None or not _left_out(gap[2], when, payload.get("cwd")):
+                        continue  # imported before
                 evs = []
                 for rec in payload_to_records(agent, payload):
                     rec["at"] = when
@@ -511,9 +512,14 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
             cursor = {"offset": until, "size": st.st_size, "mtime": st.st_mtime, "head": head}
             if until < st.st_size:
                 cursor["size"] = cursor["mtime"] = None  # read it again next time
-            gaps = [] if since is None else [[lo, hi, min(cut, since)] for lo, hi, cut in gaps]
-            if since is not None and until > offset:
-                gaps.append([offset, until, since])
+            if since is None and project is None:
+                gaps = []  # whatever was left out, this import took
+            else:
+                mine = [since, project]
+                gaps = [[lo, hi, fs + [mine] if g in todo else fs]
+                        for g in gaps for lo, hi, fs in [g]]
+                if until > offset:
+                    gaps.append([offset, until, [mine]])
             if gaps:
                 cursor["gaps"] = _merge(gaps)
             with dbmod.atomic(conn):
@@ -527,14 +533,38 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
     return stats
 
 
+def _gaps(raw) -> list[list]:
+    """A cursor's gaps as [lo, hi, [[cutoff, project], ...]] (a bare cutoff: an older form)."""
+    out = []
+    for g in raw or ():
+        if isinstance(g, list) and len(g) == 3:
+            fs = g[2] if isinstance(g[2], list) else [[g[2], None]]
+            out.append([int(g[0]), int(g[1]), [list(f) for f in fs]])
+    return out
+
+
+def _left_out(filters, when, cwd) -> bool:
+    """Whether every filter ([cutoff, project]) an item was read under left it out."""
+    return all((cut is not None and when is not None and when < cut)
+               or (proj is not None and not _inside(cwd, proj)) for cut, proj in filters)
+
+
+def _covered(filters, since, project) -> bool:
+    """Whether nothing a gap left out passes this import's filters: one of its filters
+    admitted all that these admit (a cutoff no later, a project that holds ours)."""
+    return any((cut is None or (since is not None and since >= cut))
+               and (proj is None or (project is not None and _inside(project, proj)))
+               for cut, proj in filters)
+
+
 def _merge(gaps: list[list]) -> list[list]:
-    """Adjacent gaps with the same cutoff as one."""
+    """Adjacent gaps with the same filters as one."""
     out: list[list] = []
-    for lo, hi, cut in sorted(gaps):
-        if out and out[-1][1] == lo and out[-1][2] == cut:
+    for lo, hi, fs in sorted(gaps, key=lambda g: (g[0], g[1])):
+        if out and out[-1][1] == lo and out[-1][2] == fs:
             out[-1][1] = hi
         else:
-            out.append([lo, hi, cut])
+            out.append([lo, hi, fs])
     return out
 
 

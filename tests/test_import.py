@@ -306,3 +306,24 @@ def test_compaction_summaries_are_not_imported_as_prompts():
 def test_a_bad_since_names_the_option_once():
     p = brainbox("import", "claude", "--since", "soon")
     assert p.returncode == 2 and p.stderr.count("--since") == 1
+
+
+def test_a_project_filter_then_a_plain_import_gets_the_rest_once(spotter, tmp_path):
+    """The cursor after `--project P` holds what P left out: a plain import gets it."""
+    fresh = dbmod.connect(":memory:")
+    plain = transcripts.import_sessions("claude", spotter, conn=fresh)
+    other = str(tmp_path / "elsewhere")
+    assert transcripts.import_sessions("claude", spotter, project=other)["events"] == 0
+    path = spotter / "-home-USER-projects-spotter" / f"{MAIN}.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    times = sorted(parse_time(d["timestamp"]) for d in rows if d.get("timestamp"))
+    part = transcripts.import_sessions("claude", spotter, since=times[len(times) // 2])
+    assert 0 < part["events"] < plain["events"]
+    rest = transcripts.import_sessions("claude", spotter)
+    assert part["events"] + rest["events"] == plain["events"] == len(stored())
+    assert transcripts.import_sessions("claude", spotter)["events"] == 0
+
+    def key(e):
+        return repr((e["session"], e["at"], e["kind"], e["tool"], e["prompt"], e["files"]))
+
+    assert sorted(map(key, stored())) == sorted(map(key, dbmod.iter_events(fresh)))
