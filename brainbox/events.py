@@ -10,7 +10,7 @@ Choices:
   it are dropped (a memory of one project says nothing about `/tmp/x.py`).
 - Secrets are redacted from every stored text before storage: commands, prompts,
   arguments, errors, the strings in `meta`, and file paths. A path keeps a stable key:
-  a secret segment becomes `[REDACTED-<8 hex>]` (`brainbox.redact.redact_path`), so
+  a secret segment becomes `REDACTED-<8 hex>` (`brainbox.redact.redact_path`), so
   `keys/ghp_....txt` is one resource, the same every time, with no token in it. Doing it
   here covers every channel (hooks, daemon, import, record, jsonl, spool). The project
   root itself is not redacted: it is the key recall matches the working directory against.

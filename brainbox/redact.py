@@ -244,7 +244,7 @@ def _aws_positional(m: re.Match[str]) -> str:
 
 _CONN_STRING = _Lazy(
     r"(?i)((?<![\w-])(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)=)"
-    r"(?!\$|\[REDACTED)[^;\s'\"]{1,4096}"
+    r"(?!\$|\[REDACTED|REDACTED-)[^;\s'\"]{1,4096}"
 )
 # A query parameter whose name is a credential: redacted whatever its value looks like
 # (`?api_key=abcdef` has no digit, which the assignment rule below needs for lower case).
@@ -256,7 +256,7 @@ _URL_QUERY = _Lazy(
     r"(?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
     r"id[_-]?token|private[_-]?token|client[_-]?secret|secret|password|passwd|pwd|sig|"
     r"signature|x-amz-signature|x-amz-security-token|x-amz-credential)=)"
-    r"(?![$&#\s]|\[REDACTED)[^&\s'\"#<>()\[\]]{1,4096}"
+    r"(?![$&#\s]|\[REDACTED|REDACTED-)[^&\s'\"#<>()\[\]]{1,4096}"
 )
 
 # --------------------------------------------------- 5c. tools whose short flag is a password
@@ -417,8 +417,8 @@ def _strip_quotes(value: str) -> tuple[str, str, str]:
 
 def _is_reference(value: str) -> bool:
     """A reference (``$VAR``) or what redaction already wrote (``[REDACTED]``, a path's
-    ``[REDACTED-<tag>]``): nothing to redact."""
-    return not value or value.startswith(("$", "[REDACTED"))
+    ``REDACTED-<tag>``): nothing to redact."""
+    return not value or value.startswith(("$", "[REDACTED", "REDACTED-"))
 
 
 _JSON_KEY = re.compile(
@@ -537,13 +537,17 @@ def _tag(text: str) -> str:
 
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=4,
                              person=b"brainbox.path").hexdigest()
-    return f"[REDACTED-{digest}]"
+    return f"REDACTED-{digest}"
 
 
 def redact_path(path: str) -> str:
-    """``path`` with each secret in it replaced by ``[REDACTED-<tag>]``, the tag being 8 hex
+    """``path`` with each secret in it replaced by ``REDACTED-<tag>``, the tag being 8 hex
     digits of a BLAKE2b hash of the path segment that held it (of the whole path for a
     secret that spans segments, like a Slack webhook path).
+
+    No brackets, unlike ``[REDACTED]`` in texts: a stored path is typed back (``brainbox
+    forget keys/REDACTED-1a2b3c4d.txt``), and ``forget`` reads ``[...]`` as a glob that
+    does not match itself, as zsh does (which refuses the unmatched word outright).
 
     A stored path is a key (``events.files``, ``resources.key``): a bare ``[REDACTED]``
     would merge every secret-named file of a folder into one resource, while a tag keeps
@@ -557,9 +561,26 @@ def redact_path(path: str) -> str:
     parts = []  # each segment on its own: `a/TOKEN=x` hides the name from rule 8 as a whole
     for seg in path.split("/"):
         out = redact(seg)
-        parts.append(out.replace(REDACTED, _tag(seg)) if out != seg else seg)
+        parts.append(seg if out == seg or _already(seg, out) else out.replace(REDACTED, _tag(seg)))
     joined = "/".join(parts)
     again = redact(joined)
-    if again != joined:
+    if again != joined and not _already(joined, again):
         joined = again.replace(REDACTED, _tag(path))
     return joined
+
+
+_MARKER = re.compile(r"REDACTED-[0-9a-f]{8}")
+
+
+def _already(text: str, out: str) -> bool:
+    """Whether ``redact`` changed nothing in `text` but its path markers, which a header,
+    URL-password or PEM rule takes for a secret (they accept any value): then `text` is
+    already redacted and stays as it is, so ``redact_path`` is idempotent."""
+    if "REDACTED-" not in text:
+        return False
+    markers = _MARKER.findall(text)
+    if out.count(REDACTED) != len(markers):
+        return False
+    for marker in markers:
+        out = out.replace(REDACTED, marker, 1)
+    return out == text
