@@ -573,14 +573,11 @@ _MARKER = re.compile(r"REDACTED-[0-9a-f]{8}")
 
 
 def _already(text: str, out: str) -> bool:
-    """Whether ``redact`` changed nothing in `text` but its path markers, which a header,
-    URL-password or PEM rule takes for a secret (they accept any value): then `text` is
-    already redacted and stays as it is, so ``redact_path`` is idempotent."""
-    if "REDACTED-" not in text:
-        return False
-    markers = _MARKER.findall(text)
-    if out.count(REDACTED) != len(markers):
-        return False
-    for marker in markers:
-        out = out.replace(REDACTED, marker, 1)
-    return out == text
+    """Whether `text` is already redacted and only its path markers looked like secrets
+    to ``redact`` (`out`): a header, URL-password or PEM rule accepts any value. Seen as
+    ``[REDACTED]``, the markers leave redaction nothing to do; then `text` stays as it is,
+    so ``redact_path`` is idempotent."""
+    if "REDACTED-" not in text or out == text:
+        return out == text
+    plain = _MARKER.sub(REDACTED, text)
+    return redact(plain) == plain

@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from brainbox import recorder
 from brainbox.events import EventError, normalize
@@ -69,6 +71,22 @@ def test_a_secret_path_segment_is_redacted_and_stays_a_stable_key():
 def test_path_redaction_is_idempotent(path):
     once = redact_path(path)
     assert "REDACTED-" in once
+    assert redact_path(once) == once
+
+
+_PIECES = [
+    f"keys/{GHP}.txt", "curl -H 'Authorization: Bearer abc.def.ghi123' x", "/", "a/",
+    "https://u:pw1234@h/x", "aws configure set aws_access_key_id AKIACRG7DOHXID6D9LFR",
+    "--password=hunter2", "DB_PASSWORD=x", "REDACTED-", "[REDACTED]", " ", "=", ":",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx4Ubd2dbN1Vhy0Jp4Yp1kQ\n",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=12)), max_size=6)
+       .map("".join))
+def test_any_path_is_a_fixed_point_after_one_redaction(path):
+    once = redact_path(path)
     assert redact_path(once) == once
 
 
