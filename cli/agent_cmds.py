@@ -208,7 +208,7 @@ def register(cli) -> None:
           brainbox import claude                     # ~/.claude/projects
           brainbox import codex ~/.codex/sessions --since 30d
         """
-        from brainbox.cli.transcripts import import_sessions, parse_since
+        from brainbox.cli.transcripts import import_report, import_sessions, parse_since
         from brainbox.storage.db import StoreError, connect
 
         try:
@@ -224,11 +224,12 @@ def register(cli) -> None:
             data = import_sessions(agent, path, project=project, since=cutoff, conn=conn)
         finally:
             conn.close()
-        if data["files"] == 0:
-            click.echo(f"brainbox: no transcripts under {data['root']}", err=True)
-        emit(data, as_json, lambda d: click.echo(
-            f"imported {d['events']} events ({d['tools']} tool calls, {d['prompts']} prompts) "
-            f"from {d['files_read']} of {d['files']} files"))
+        line, problem, code = import_report(data)
+        if problem:
+            click.echo(problem, err=True)
+        emit(data, as_json, lambda d: click.echo(line))
+        if code:
+            sys.exit(code)
 
 
 def _report(results: list[dict], as_json: bool, verb: str) -> None:
