@@ -104,9 +104,10 @@ def register(cli) -> None:
                 "starting in the background" if d["started"] else "already running"))
             return
         rc = daemon.serve(idle=idle)
-        if rc == 3:
+        if rc == 3:  # another daemon serves this home: not an error
             click.echo("brainbox: a daemon already serves this BRAINBOX_HOME", err=True)
-        sys.exit(0)
+            sys.exit(0)
+        sys.exit(rc)  # 1: refused to start (an unsafe socket folder, a damaged store)
 
     @cli.command()
     @click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks).")
