@@ -7,7 +7,9 @@ from the cache. Both time every ``Dispatcher.compile`` call (numba's entry point
 compile or a cache load, per kernel and signature): *self* is the time in that kernel
 alone (its callees' own compiles subtracted), *incl.* with them. The step column is the
 first warm-up step that needed the kernel ("fold", "recall", ... are the engine's, what a
-first command can need; "replay" only ``brainbox replay``). Medians over ``--runs``.
+first command can need; "replay" only ``brainbox replay``). A kernel loaded from the cache
+brings its callees with it (they show no load time of their own), and the first load in a
+process also pays numba's own start-up (about 1-2 s here). Medians over ``--runs``.
 
     python benchmarks/measure_compile.py [--runs 3] [--no-replay] [--json OUT]
 
