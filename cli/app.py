@@ -429,8 +429,9 @@ def warmup(replay, as_json):
         with report:
             data = kernel_warmup(extra, report=report)
     emit(data, as_json, lambda d: click.echo(
-        f"{len(d['kernels'])} kernels ready in {d['seconds']} s ({d['compiled'] or 0} "
-        f"compiled; cache {d['cache_dir']})"))
+        f"kernels ready in {d['seconds']} s: {d['compiled'] or 0} compiled, the rest loaded "
+        f"from {d['cache_dir']}" if d["mode"] == "numba" else
+        "nothing to compile: kernels run as Python here (NUMBA_DISABLE_JIT)"))
 
 
 @cli.command()
