@@ -311,3 +311,28 @@ def test_the_progress_rate_leaves_the_warmup_out():
     bar.update(0, 0, warm=5_000.0)
     bar.update(0, 0, force=True)
     assert 95 <= rate(out) <= 100.01
+
+
+def test_a_recall_imports_no_replay_or_baseline_kernels(tmp_path):
+    """brainbox.kernels imports its modules on first use: a recall (compiled, the suite's
+    cache) decorates and loads only the engine's kernels."""
+    script = r"""
+import json, sys
+from brainbox import jitmode
+jitmode.force("numba")
+from brainbox.memory import Memory
+from brainbox.workload import generate
+events = list(generate(events=100, files=10, sessions=3, seed=5))
+with Memory.open(sys.argv[1]) as mem:
+    mem.record(events)
+    mem.recall("fix the auth login", project=events[0]["project"])
+    mem.predict_tools(events[-1]["session"])
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("brainbox.kernels."))))
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], check=False,
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    loaded = set(json.loads(out.stdout))
+    assert "brainbox.kernels.rank" in loaded and "brainbox.kernels.hebbian" in loaded
+    assert not loaded & {"brainbox.kernels.baselines", "brainbox.kernels.replay"}
