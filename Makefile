@@ -4,13 +4,17 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
 .PHONY: test install lint jitoff bench demo
 
+# Both passes run even when the first fails (the JIT-off pass checks the kernels'
+# Python path), and the target fails when either did.
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py
+	@rc=0; \
+	$(PY) -m pytest -q -p no:cacheprovider || rc=1; \
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py || rc=1; \
+	exit $$rc
 
 install:
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,mcp,dask,parquet]'
+	$(PY) -m pip install -q -e '.[dev,mcp,dask,parquet,plot]'
 
 lint:
 	$(PY) -m ruff check brainbox kernels storage cli eval tests benchmarks

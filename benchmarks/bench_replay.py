@@ -3,7 +3,7 @@ numbers (brainbox's P2 and P3 MRR) on a small fixed slice of the development dat
 
 Throughput here is one repository series replayed in-process (learning, four probes, five
 baselines) after the kernels are warm; the million-event runs are made with
-``brainbox replay --synthetic N --json -`` (see the replay report), not in asv.
+``brainbox replay --synthetic N --json`` (see the replay report), not in asv.
 The quality slice is the OpenHands source (22 astropy tasks, 334 events): small enough
 for every commit, and any change to recall shows up in it. It reports NaN when
 ``../shared/data`` is absent.

@@ -4,7 +4,7 @@
     python benchmarks/measure_replay.py 100000 1000000 3000000 --events-per-project 100000
     python benchmarks/measure_replay.py 1000000 --without-recall
 
-For each size: `runs` runs of `brainbox replay --synthetic N --bootstrap 0 --json F`, then
+For each size: `runs` runs of `brainbox replay --synthetic N --bootstrap 0 --json-out F`, then
 the median of the report's figures: events per second per core (series CPU time, the
 issue's measure), events per second of wall time, and the replay's parts (seconds). A
 first run on a machine compiles the replay loop (reported as warm-up, excluded from the
@@ -38,7 +38,7 @@ from pathlib import Path
 def run_once(events: int, projects: int, workers: int, out: Path, ablate=()) -> dict:
     cmd = [sys.executable, "-m", "brainbox.cli.entry", "replay", "--synthetic", str(events),
            "--synthetic-projects", str(projects), "--workers", str(workers),
-           "--no-progress", "--bootstrap", "0", "--json", str(out)]
+           "--no-progress", "--bootstrap", "0", "--json-out", str(out)]
     for c in ablate:
         cmd += ["--ablate", c]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
