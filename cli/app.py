@@ -46,6 +46,11 @@ def emit(data, as_json: bool, human) -> None:
 
 
 def open_memory(ctx):
+    from brainbox import jitmode
+
+    # compiled kernels on a warm cache; on a cold one a small memory runs them as Python
+    # while `brainbox warmup` fills the cache in the background (brainbox.jitmode)
+    jitmode.prepare(ctx.obj.get("db"))
     from brainbox.memory import Memory
 
     return Memory.open(ctx.obj.get("db"))

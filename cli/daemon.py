@@ -428,6 +428,13 @@ class Service:
 
     def memory(self):
         if self.mem is None:
+            from brainbox import jitmode
+
+            # The daemon and the hooks' in-process fallback: on a cold cache a small memory
+            # runs the kernels as Python (the daemon binds in seconds, not after minutes of
+            # compiling) while `brainbox warmup` fills the cache in the background; a
+            # Python daemon exits once the cache is warm, so the next one is compiled.
+            jitmode.prepare(self.db)
             from brainbox.memory import Memory
 
             self.mem = Memory.open(self.db, autosave=False)
@@ -735,12 +742,18 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
 
     old = {}
     try:
+        from brainbox import jitmode
+
+        compiled = jitmode.mode() == "numba"
+        # Python because the cache was cold (not because BRAINBOX_JIT/NUMBA_DISABLE_JIT say so)
+        cold = not compiled and not jitmode.is_warm()
         if warm:  # SIGTERM keeps its default action here: it ends a warming daemon at once
             service.refresh()
             service.save()
-            from brainbox.warm import warmup
+            if compiled:  # in Python mode there is nothing to compile
+                from brainbox.warm import warmup
 
-            warmup()
+                warmup()
             try:  # compile the recall path on this memory's shapes too
                 service.op_suggest({"query": "warm up", "project": "/"})
             except Exception:  # noqa: BLE001
@@ -772,6 +785,8 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
             quiet = now - service.last
             if quiet > idle and not service.active:
                 break
+            if cold and quiet > SAVE_AFTER_IDLE and not service.active and jitmode.is_warm():
+                break  # the background warm-up is done: the next daemon runs compiled
             if service.dirty and quiet > SAVE_AFTER_IDLE and not service.active:
                 with service.lock:
                     service.save()

@@ -56,6 +56,9 @@ _mem = None
 def memory():
     global _mem
     if _mem is None:
+        from brainbox import jitmode
+
+        jitmode.prepare()  # a cold cache and a small memory: Python kernels, warm-up behind
         from brainbox.memory import Memory
 
         _mem = Memory.open()

@@ -25,3 +25,10 @@ def data_dir():
 
 def pytest_configure(config):
     os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".numba-cache"))
+    # A command that opens a memory on a cold cache starts `brainbox warmup` in the
+    # background (brainbox.jitmode); in tests that would compile beside every test.
+    os.environ.setdefault("BRAINBOX_NO_BACKGROUND_WARMUP", "1")
+    # Fix this process's kernel mode now (compiled, unless NUMBA_DISABLE_JIT=1): otherwise the
+    # first in-process command on a cold cache would pick the Python kernels for the whole
+    # session, and the compiled kernels would go untested. Subprocesses choose their own.
+    import brainbox.kernels._jit  # noqa: F401
