@@ -169,5 +169,9 @@ def register(cli) -> None:
             click.echo("brainbox: matplotlib is not installed (pip install 'brainbox[plot]'); "
                        "no figure written", err=True)
         tm = result["timings"]
-        click.echo(f"replayed {tm['events']:,} events in {tm['replay_s']:.1f} s "
-                   f"({tm['events_per_s'] or 0:,.0f} events/s)", err=True)
+        warm = tm.get("compile_s") or 0.0
+        click.echo(f"replayed {tm['events']:,} events in {tm['replay_s']:.1f} s"
+                   + (f", {warm:.1f} s of it loading or compiling kernels" if warm >= 0.05
+                      else "")
+                   + f" ({tm['events_per_s'] or 0:,.0f} events/s"
+                   + (" without it)" if warm >= 0.05 else ")"), err=True)

@@ -119,7 +119,9 @@ def markdown(result: dict) -> str:
                  f"({eps or 0:,.0f} events/s; executor {tm['executor']}"
                  + (f", workers: {tm['workers']}" if tm.get("workers") else "")
                  + f"); {tm['events_per_s_per_core'] or 0:,.0f} events/s per core (CPU time); "
-                 f"wall {tm['wall_s']:.1f} s including loading {tm['load_s']:.1f} s.")
+                 f"wall {tm['wall_s']:.1f} s including loading {tm['load_s']:.1f} s"
+                 + (f" and {tm['compile_s']:.1f} s of loading or compiling kernels (left out "
+                    f"of the events/s)" if (tm.get("compile_s") or 0) >= 0.05 else "") + ".")
     lines += ["", "| Cohort | Events | Series wall s | Series CPU s | Events/s per core |",
               "|:--|--:|--:|--:|--:|"]
     for name, c in tm.get("cohorts", {}).items():
