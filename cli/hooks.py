@@ -87,7 +87,9 @@ refuses), whether or not the hook still waits. If the acknowledgement has not co
 time (the daemon is busy or wedged, leaving `HANDOFF_RESERVE` of the budget), the hook
 shuts the socket's reading side, reads what is already queued, and records locally only
 if no acknowledgement is there: after the shutdown the daemon's send of one fails, and a
-daemon whose acknowledgement fails does nothing. No daemon, another database, or a daemon
+daemon whose acknowledgement fails does nothing. The socket is reached through
+`daemon.trusted_connect` (its folder and file ours, the peer our uid): an untrusted one gets
+nothing (report D3). No daemon, an untrusted socket, another database, or a daemon
 without the `hook` op: the hook does everything itself, as above. Tool calls never touch
 the daemon.
 """
@@ -572,6 +574,8 @@ def _handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
     """Send one `hook` request; see the module docstring for who records."""
     import _socket
 
+    from brainbox.cli.daemon import trusted_connect
+
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     rx = bytearray(HANDOFF_RX)
     state = {"taken": False, "output": None}
@@ -580,7 +584,10 @@ def _handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
         ack_by = guard.deadline - min(HANDOFF_RESERVE, 0.5 * max(0.0, left))
         try:
             s.settimeout(max(0.001, ack_by - time.monotonic()))
-            s.connect(path)
+            trusted_connect(s, path)  # a socket or peer not ours gets nothing (report D3)
+        except PermissionError:
+            guard.daemon_state = "refused"
+            return False, None
         except OSError:
             guard.daemon_state = "absent"
             return False, None

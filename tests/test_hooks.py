@@ -1061,3 +1061,16 @@ def test_a_full_disk_still_exits_0_and_every_lost_event_leaves_a_trace(repo, tmp
     finally:
         monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "bbhome"))
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_hook_never_hands_its_payload_to_an_untrusted_socket(repo, served, brainbox_home):
+    """Report D3 on the hook's side: the handoff connected to whatever socket was at the
+    path; it now goes through `daemon.trusted_connect` (a shared-writable folder here)."""
+    teach(repo)
+    asked = served.svc.requests
+    os.chmod(brainbox_home, 0o777)
+    try:
+        run("UserPromptSubmit", prompt(repo, "fix the auth login session"))
+    finally:
+        os.chmod(brainbox_home, 0o700)
+    assert served.svc.requests == asked  # the prompt never reached that socket
