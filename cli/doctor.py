@@ -14,8 +14,10 @@ Checks, each reported with what was found:
   schema version) and `PRAGMA quick_check` (damaged pages behind an intact header, 10-42
   ms per 10,000 events);
 - daemon: running or not, its pid and socket;
-- hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log`, and spooled events
-  waiting to be ingested;
+- hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log` (and of the fallback
+  log in `$XDG_RUNTIME_DIR`, where entries go that the home refused), spooled events
+  waiting to be ingested, and quarantined spool files (`spool/bad/`: events the database
+  refused, a problem until the user has read and deleted them);
 - latency: a real `brainbox record` subprocess and a PostToolUse hook subprocess against a
   temporary database (median of 3 each), beside `python -c pass` as the baseline.
 Every finding that breaks recording or exposes it is one line in `problems`; the last
@@ -171,8 +173,14 @@ def errors_status(n: int = 5) -> dict:
         spooled = len([p for p in spool.iterdir() if p.name.endswith(".jsonl")])
     except OSError:
         spooled = 0
+    try:  # spool files the database refused for their content (hooks.drain_spool)
+        quarantined = len([p for p in (spool / "bad").iterdir() if p.is_file()])
+    except OSError:
+        quarantined = 0
     return {"log": str(log), "bytes": log.stat().st_size if log.exists() else 0,
-            "last": hooks.last_errors(n), "spooled_files": spooled}
+            "fallback_log": hooks.fallback_log_path(),
+            "last": hooks.last_errors(n), "spooled_files": spooled,
+            "quarantined_files": quarantined, "quarantine_dir": str(spool / "bad")}
 
 
 def _median_run(cmd: list[str], env: dict, stdin: bytes | None = None, runs: int = 3):
@@ -285,6 +293,11 @@ def run_doctor(latency: bool = True) -> dict:
                 problems.append(f"hooks {scope}: {info['error']} ({info['path']})")
     if not data["database"]["ok"]:
         problems.append(f"database: {data['database'].get('error')}")
+    bad = data["hook_errors"]["quarantined_files"]
+    if bad:
+        problems.append(f"spool: {bad} file(s) in {data['hook_errors']['quarantine_dir']} hold events "
+                        f"the database refused (reasons in hook-errors.log); delete them once "
+                        f"read")
     if data["latency"] is not None and data["latency"].get("record_exit") != 0:
         problems.append("a test `brainbox record` against a temporary database failed")
     data["problems"] = problems

@@ -1317,13 +1317,9 @@ def _fallback_log(entry: str, why: BaseException) -> None:
     """The entry, and why the home's log refused it, in `$XDG_RUNTIME_DIR/brainbox-hook-
     errors.log`: only when that folder is a real one of ours, mode 0700 (the XDG rule);
     otherwise nowhere (writing beside a planted symlink is what must not happen)."""
-    from brainbox.storage import files
-
-    run = os.environ.get("XDG_RUNTIME_DIR")
-    if not run or not os.path.isabs(run) or not os.path.isdir(run) or \
-            files.strict_dir(run) is not None:
+    path = fallback_log_path()
+    if path is None:
         return
-    path = os.path.join(run, "brainbox-" + LOG_NAME)
     try:
         if os.path.getsize(path) > LOG_MAX:
             return  # bounded: the first entries say what went wrong
@@ -1333,16 +1329,33 @@ def _fallback_log(entry: str, why: BaseException) -> None:
     _append_log(path, entry + note, rotate=False)
 
 
+def fallback_log_path() -> str | None:
+    """`$XDG_RUNTIME_DIR/brainbox-hook-errors.log` when that folder is a private one of ours
+    (where entries go that the home's log refused), else None."""
+    from brainbox.storage import files
+
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if not run or not os.path.isabs(run) or not os.path.isdir(run) or \
+            files.strict_dir(run) is not None:
+        return None
+    return os.path.join(run, "brainbox-" + LOG_NAME)
+
+
 def last_errors(n: int = 5) -> list[str]:
-    """The newest `n` entries of hook-errors.log (for `brainbox doctor`)."""
-    path = os.path.join(home(), LOG_NAME)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            fh.seek(max(0, os.path.getsize(path) - 64_000))
-            text = fh.read()
-    except OSError:
-        return []
-    entries = [e for e in text.split("=== ")[1:] if e.strip()]
+    """The newest `n` entries of hook-errors.log and of the fallback log (for `brainbox
+    doctor`), oldest first; an entry starts with its local time, so they sort by it."""
+    entries = []
+    for path in (os.path.join(home(), LOG_NAME), fallback_log_path()):
+        if path is None:
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                fh.seek(max(0, os.path.getsize(path) - 64_000))
+                text = fh.read()
+        except OSError:
+            continue
+        entries += [e for e in text.split("=== ")[1:] if e.strip()]
+    entries.sort(key=lambda e: e[:19])  # stable: one log's order is kept within a second
     return [e.rstrip()[:2000] for e in entries[-n:]]
 
 

@@ -103,3 +103,30 @@ def test_a_fifo_as_the_database_is_a_problem_not_a_hang(tmp_path, healthy):
                        cwd=str(tmp_path))
     assert r.returncode == 1
     assert any("not a regular file" in p for p in json.loads(r.stdout)["problems"])
+
+
+def test_quarantined_spool_files_are_a_problem_and_the_fallback_log_is_shown(tmp_path,
+                                                                            healthy):
+    # hooks.drain_spool moves a spool file the database refused to spool/bad/; the hook
+    # engineer's fallback log takes entries the home's log refused
+    bad = healthy / "spool" / "bad"
+    bad.mkdir(parents=True, mode=0o700)
+    (healthy / "spool").chmod(0o700)
+    (bad / "00000000000000000001-1.jsonl").write_text("{}\n")
+    (bad / "00000000000000000001-1.jsonl").chmod(0o600)
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    (run / "brainbox-hook-errors.log").write_text(
+        "=== 2026-12-01T10:00:00 pid=1 agent=claude event=PostToolUse: event lost: "
+        "cannot spool (OSError: read-only)\n")
+    env_run = {"XDG_RUNTIME_DIR": str(run)}
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "doctor", "--no-latency",
+                        "--json"], capture_output=True, text=True, timeout=120,
+                       cwd=str(tmp_path), env=dict(os.environ, HOME=str(tmp_path),
+                                                   CODEX_HOME=str(tmp_path / "codex"),
+                                                   BRAINBOX_DAEMON="off", **env_run))
+    assert r.returncode == 1, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["hook_errors"]["quarantined_files"] == 1
+    assert any("spool/bad" in p for p in data["problems"]), data["problems"]
+    assert any("event lost" in e for e in data["hook_errors"]["last"])
