@@ -36,7 +36,7 @@ def auth_memory(tmp_path):
 
 def test_record_then_recall_login_ranks_session_with_via(auth_memory):
     out = invoke("recall", "login", "--cwd", str(auth_memory), "--json")
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert {"query", "results", "elapsed_ms"} <= set(data)
     paths = [r["path"] for r in data["results"]]
     assert "src/auth/session.py" in paths[:3]
@@ -47,27 +47,27 @@ def test_record_then_recall_login_ranks_session_with_via(auth_memory):
 
 
 def test_nonsense_query_gives_empty_results(auth_memory):
-    data = json.loads(invoke("recall", "zyzzyva quux", "--cwd", str(auth_memory), "--json").output)
+    data = json.loads(invoke("recall", "zyzzyva quux", "--cwd", str(auth_memory), "--json").stdout)
     assert data["results"] == []
 
 
 def test_predict_explain_stats_decay_rebuild_forget_speak_json(auth_memory):
     cwd = str(auth_memory)
-    pred = json.loads(invoke("predict", "--session", "s4", "--json").output)
+    pred = json.loads(invoke("predict", "--session", "s4", "--json").stdout)
     assert [t["tool"] for t in pred["tools"]][:2] and len(pred["tools"]) <= 3
     exp = json.loads(invoke("explain", "src/auth/session.py", "--query", "login", "--cwd", cwd,
-                            "--json").output)
+                            "--json").stdout)
     assert exp["incoming"][0]["source"] in ("src/auth/login.py", "Edit")
-    st = json.loads(invoke("stats", "--json").output)
+    st = json.loads(invoke("stats", "--json").stdout)
     assert st["events"] == 10 and st["resources"]["file"] == 2 and st["associations"] > 0
     assert st["db_bytes"] > 0
-    dec = json.loads(invoke("decay", "--now", "2027-01-01T00:00:00Z", "--yes", "--json").output)
+    dec = json.loads(invoke("decay", "--now", "2027-01-01T00:00:00Z", "--yes", "--json").stdout)
     assert dec["associations"] < st["associations"]
-    reb = json.loads(invoke("rebuild", "--json").output)
+    reb = json.loads(invoke("rebuild", "--json").stdout)
     assert reb["events"] == 11
-    fg = json.loads(invoke("forget", "src/auth/session.py", "--cwd", cwd, "--json").output)
+    fg = json.loads(invoke("forget", "src/auth/session.py", "--cwd", cwd, "--json").stdout)
     assert fg["deleted_events"] == 5
-    data = json.loads(invoke("recall", "session", "--cwd", cwd, "--json").output)
+    data = json.loads(invoke("recall", "session", "--cwd", cwd, "--json").stdout)
     assert all(r["path"] != "src/auth/session.py" for r in data["results"])
 
 
@@ -86,7 +86,7 @@ def test_jsonl_stores_good_lines_and_reports_bad_ones_by_number(tmp_path):
     assert out["recorded"] == 2
     assert [r["line"] for r in out["rejected"]] == [2, 3, 6]
     assert "line 2" in p.stderr and "line 3" in p.stderr
-    st = json.loads(invoke("stats", "--json").output)
+    st = json.loads(invoke("stats", "--json").stdout)
     assert st["events"] == 2
 
 
@@ -120,7 +120,7 @@ def test_record_process_imports_stdlib_only(tmp_path):
 
 def test_demo_runs_and_reports(tmp_path):
     out = invoke("demo", "--sessions", "6", "--json")
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert data["stats"]["events"] == 240
     assert data["recalls"][-1]["results"] == []  # the nonsense query
     assert any(r["results"] for r in data["recalls"][:-1])
