@@ -229,10 +229,18 @@ def _daemon(ctx, op: str, **fields):
 def explain(ctx, path, query, session, cwd, project, as_json):
     """Why PATH ranks where it does for a query: channels, ranks and edges.
 
-    Always computed here: the daemon has no `explain` op.
+    A running daemon answers when it serves this database (JSON `served_by`); else, or
+    when it cannot (PATH not in memory: the error is then this process's), it is
+    computed here.
     """
-    with open_memory(ctx) as mem:
-        data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+    data = _daemon(ctx, "explain", path=path, query=query, session=session, project=project,
+                   cwd=os.path.abspath(cwd or os.getcwd()))
+    if isinstance(data, dict):
+        data["served_by"] = "daemon"
+    else:
+        with open_memory(ctx) as mem:
+            data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+        data["served_by"] = "process"
     data["confidence"] = round(float(data["confidence"]), 4)
 
     def human(d):

@@ -525,6 +525,17 @@ class Service:
                          session=req.get("session"), limit=int(req.get("limit") or 10))
         return [r.as_dict() for r in results]
 
+    def op_explain(self, req):
+        """`Memory.explain` for the client's path, query and (absolute) cwd: a relative path
+        is resolved against the client's folder, never the daemon's."""
+        self.refresh()
+        cwd = req.get("cwd")
+        if not (isinstance(cwd, str) and os.path.isabs(cwd)):
+            raise ValueError("explain needs the client's absolute cwd")
+        return self.memory().explain(str(req.get("path") or ""), str(req.get("query") or ""),
+                                     session=req.get("session"), project=req.get("project"),
+                                     cwd=cwd)
+
     def op_predict(self, req):
         self.refresh()
         tools = self.memory().predict_tools(req.get("session"), k=int(req.get("k") or 3))

@@ -124,7 +124,8 @@ def _wait_daemon(home, timeout=300):
     raise AssertionError(f"daemon did not start: {log.read_text() if log.exists() else ''}")
 
 
-def test_recall_and_predict_use_the_warm_daemon_and_answer_as_in_process(env, project):
+def test_recall_predict_and_explain_use_the_warm_daemon_and_answer_as_in_process(env,
+                                                                                project):
     from pathlib import Path
 
     from brainbox.cli import daemon
@@ -133,8 +134,12 @@ def test_recall_and_predict_use_the_warm_daemon_and_answer_as_in_process(env, pr
     run(["record", "--jsonl", "-"], env, stdin=_events(project))
     query = ["recall", "fix the login bug", "--cwd", str(project), "--json"]
     predict = ["predict", "--session", "s1", "--json"]
+    explain = ["explain", "auth/login.py", "-q", "fix the login bug", "--json"]
+    # run in project/src: the path is relative to the client's folder, not the daemon's
     alone, _ = run(query, env)
     alone_p, _ = run(predict, env)
+    alone_e, _ = run(explain, env, cwd=str(project / "src"))
+    assert alone_e.returncode == 0, alone_e.stderr
     assert alone.returncode == 0 and alone_p.returncode == 0, alone.stderr + alone_p.stderr
     assert json.loads(alone.stdout)["served_by"] == "process"
     try:
@@ -151,6 +156,16 @@ def test_recall_and_predict_use_the_warm_daemon_and_answer_as_in_process(env, pr
         warm_p, mods = run(predict, env)
         assert not mods & set(HEAVY), f"predict with a daemon imported {mods & set(HEAVY)}"
         assert json.loads(warm_p.stdout)["tools"] == json.loads(alone_p.stdout)["tools"]
+        warm_e, mods = run(explain, env, cwd=str(project / "src"))
+        assert warm_e.returncode == 0, warm_e.stderr
+        assert not mods & set(HEAVY), f"explain with a daemon imported {mods & set(HEAVY)}"
+        e_warm, e_alone = json.loads(warm_e.stdout), json.loads(alone_e.stdout)
+        assert (e_warm["served_by"], e_alone["served_by"]) == ("daemon", "process")
+        assert e_warm | {"served_by": 0} == e_alone | {"served_by": 0}
+        assert e_warm["path"] == "src/auth/login.py"
+        # not in memory: the daemon cannot answer, and the process says so (exit 1)
+        missing, _ = run(["explain", "nowhere.py", "-q", "x", "--cwd", str(project)], env)
+        assert missing.returncode == 1 and "not in memory" in missing.stderr
         # A daemon serving another database is not asked: --db is honoured.
         other, _ = run(["--db", str(home / "other.db"), *query], env)
         assert json.loads(other.stdout) | {"elapsed_ms": 0} == {
