@@ -33,11 +33,8 @@ NONSENSE = "quantum entanglement of teapots"
 
 def _kernel_note() -> str | None:
     """One line for stderr when the kernels are not cached yet, else None."""
-    try:
-        from brainbox import jitmode
-    except ImportError:  # pragma: no cover - an install without the JIT policy module
-        return ("brainbox demo: a first run compiles the numba kernels (about a minute, once; "
-                "`brainbox warmup` does it ahead of time)")
+    from brainbox import jitmode
+
     if jitmode.is_warm("engine"):
         return None
     if jitmode.choose() == "python":

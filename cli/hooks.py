@@ -187,20 +187,21 @@ def _settings(guard) -> dict:
     return guard.settings
 
 
-def budget(kind: str) -> float:
+def _seconds(key: str, default: float) -> float:
+    """A duration setting; `default` when it is not a number in (0, 3600)."""
     try:
-        value = float(config(f"hook_budget_{kind}", DEFAULT_BUDGET[kind]))
+        value = float(config(key, default))
     except (TypeError, ValueError):
-        value = DEFAULT_BUDGET[kind]
-    return value if 0 < value < 3600 else DEFAULT_BUDGET[kind]
+        return default
+    return value if 0 < value < 3600 else default
+
+
+def budget(kind: str) -> float:
+    return _seconds(f"hook_budget_{kind}", DEFAULT_BUDGET[kind])
 
 
 def stdin_wait() -> float:
-    try:
-        value = float(config("hook_stdin_wait", STDIN_WAIT))
-    except (TypeError, ValueError):
-        value = STDIN_WAIT
-    return value if 0 < value < 3600 else STDIN_WAIT
+    return _seconds("hook_stdin_wait", STDIN_WAIT)
 
 
 # --------------------------------------------------------------------------- guard
