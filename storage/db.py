@@ -303,7 +303,8 @@ def scrub(conn) -> None:
 # --- opening --------------------------------------------------------------------------
 
 
-def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: bool = True):
+def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: bool = True,
+            tighten: bool | None = None):
     """Open (creating if needed) a brainbox database and bring its schema up to date.
 
     `path` ":memory:" gives a private in-memory database (replay). With `prefer_vec`, the
@@ -317,8 +318,9 @@ def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: 
     if not memory:
         path = Path(path) if path is not None else default_db_path()
         folder = path.parent
-        _files.private_dir(folder, what="database folder",
-                           tighten=os.path.abspath(folder) == os.path.abspath(home_dir()))
+        if tighten is None:
+            tighten = os.path.abspath(folder) == os.path.abspath(home_dir())
+        _files.private_dir(folder, what="database folder", tighten=tighten)
         exists = _files.check_file(path, what="database")
         if exists and check:
             _check_existing(path, driver)

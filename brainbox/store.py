@@ -1,0 +1,72 @@
+"""The store as `cli` sees it: the public face of `brainbox.storage` (issue 14).
+
+`cli` goes through `brainbox`, never into `storage` (the layering rule: `storage` holds all
+SQL and never imports `brainbox`; `cli` imports `brainbox` only). This module names what
+the command line, the hooks and the daemon need from the store, and adds the one thing
+storage may not know: where brainbox's home is (`brainbox.paths`). `connect()` without a
+path opens the default database, and the home folder is the one folder it tightens to 0700.
+
+Standard library only, and cheap: importing it loads `storage.files` (`os`, `stat`), not
+`sqlite3`. The prompt hook's socket client uses the file helpers and `StoreError` and must
+not pay for `sqlite3` (tests/test_startup.py checks its imports); the database names below
+load `storage.db` (and `sqlite3`) on first use (module `__getattr__`, PEP 562).
+"""
+
+from __future__ import annotations
+
+from brainbox import paths
+from brainbox.storage.files import (
+    StoreError,
+    check_file,
+    open_private,
+    private_dir,
+    strict_dir,
+    write_private,
+)
+
+# Names served from `storage.db`, imported on first use.
+_DB = frozenset({
+    "BUSY_TIMEOUT_MS", "SCHEMA_VERSION", "append_events", "atomic", "count_events",
+    "db_bytes", "get_meta", "iter_events", "max_event_id", "quick_check", "scrub",
+    "session_events", "set_meta",
+})
+
+__all__ = [
+    "BUSY_TIMEOUT_MS", "SCHEMA_VERSION", "StoreError", "append_events", "atomic",
+    "check_file", "connect", "count_events", "db_bytes", "get_meta", "iter_events",
+    "max_event_id", "open_private", "private_dir", "quick_check", "saved_counts", "scrub",
+    "session_events", "set_meta", "strict_dir", "write_private",
+]
+
+
+def connect(path=None, *, prefer_vec: bool = False, check: bool = True):
+    """Open (creating if needed) a brainbox database: `path`, else `paths.db_path()`.
+
+    `":memory:"` gives a private in-memory database. The database's folder is tightened
+    to 0700 only when it is brainbox's home (`paths.is_home`), never a folder the user
+    chose for `BRAINBOX_DB`. Raises `StoreError` with one line (see `storage.db.connect`).
+    """
+    import os
+
+    from brainbox.storage import db
+
+    path = os.fspath(path) if path is not None else paths.db_path()
+    tighten = path != ":memory:" and paths.is_home(os.path.dirname(os.path.abspath(path)))
+    return db.connect(path, prefer_vec=prefer_vec, check=check, tighten=tighten)
+
+
+def saved_counts(conn) -> dict | None:
+    """The saved state's counts read with SQL alone, or None (`storage.summary`)."""
+    from brainbox.storage import summary
+
+    return summary.saved_counts(conn)
+
+
+def __getattr__(name: str):
+    if name in _DB:
+        from brainbox.storage import db
+
+        value = getattr(db, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
