@@ -24,19 +24,17 @@ from brainbox.storage.files import (
     write_private,
 )
 
-# Names served from `storage.db`, imported on first use.
+__all__ = ["StoreError", "check_file", "connect", "open_private", "private_dir",
+           "saved_counts", "strict_dir", "write_private"]
+
+# Names served from `storage.db`, imported on first use (not in `__all__`: they exist only
+# through `__getattr__`).
 _DB = frozenset({
     "BUSY_TIMEOUT_MS", "SCHEMA_VERSION", "append_events", "atomic", "count_events",
     "db_bytes", "get_meta", "iter_events", "max_event_id", "quick_check", "scrub",
     "session_events", "set_meta",
 })
 
-__all__ = [
-    "BUSY_TIMEOUT_MS", "SCHEMA_VERSION", "StoreError", "append_events", "atomic",
-    "check_file", "connect", "count_events", "db_bytes", "get_meta", "iter_events",
-    "max_event_id", "open_private", "private_dir", "quick_check", "saved_counts", "scrub",
-    "session_events", "set_meta", "strict_dir", "write_private",
-]
 
 
 def connect(path=None, *, prefer_vec: bool = False, check: bool = True):
