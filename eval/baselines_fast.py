@@ -155,18 +155,18 @@ def replay_calls(tasks):
     the task's frozen universe. The replay ranks only when a probe is eligible; this
     ranks at every tool event."""
     from brainbox.eval.probes import Registry
-    from brainbox.eval.replay import _normalized, _prompt_event
+    from brainbox.eval.replay import normalized, prompt_event
 
     files, tools = Registry(), Registry()
     for ti, task in enumerate(tasks):
-        events, _ = _normalized(task)
+        events, _ = normalized(task)
         nf, nt = len(files), len(tools)
         root = events[0]["project"] if events else posixpath.normpath(task.project or "/")
         session = events[0]["session"] if events else task.id
         desc = task.description or ""
         yield "begin_task", (task.id, desc, len(events), nf, nt)
         yield "rank_files", (nf, 0)
-        yield "prompt", (session, _prompt_event(session, root, desc)["prompt"])
+        yield "prompt", (session, prompt_event(session, root, desc)["prompt"])
         for step, ev in enumerate(events):
             if ev["kind"] == "tool" and ev["tool"]:
                 yield "rank_tools", (nt, step + 1)

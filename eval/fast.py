@@ -26,8 +26,8 @@ from brainbox.eval.probes import Registry
 from brainbox.eval.replay import (
     METHODS,
     T0,
-    _normalized,
-    _prompt_event,
+    normalized,
+    prompt_event,
     task_start,
 )
 from brainbox.kernels import baselines as KB
@@ -154,7 +154,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
 
     for ti, task in enumerate(tasks):
         t = perf()
-        events, skipped = _normalized(task)
+        events, skipped = normalized(task)
         t_norm += perf() - t
         n_skipped += skipped
         t = perf()
@@ -163,7 +163,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         probes = rec["probes"]
         cb.begin_task(task.id, desc, len(events), nf, nt)
         p1_at = clock  # P1 is ranked in the kernel (replay_task's first call), as now
-        pev = _prompt_event(session, root, desc)
+        pev = prompt_event(session, root, desc)
         pev["at"] = clock
         state.fold([pev])  # changes no ranking input (no touches, resources or terms)
         clock += 1.0

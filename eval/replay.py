@@ -56,14 +56,16 @@ T0 = 1_700_000_000.0
 PARTS = ("normalize", "recall", "predict_tools", "fold", "baselines_rank", "baselines_update")
 
 
-def _prompt_event(session: str, root: str, text: str) -> dict:
+def prompt_event(session: str, root: str, text: str) -> dict:
+    """The prompt event carrying a task's description (``at`` is set by the caller)."""
     ev = normalize({"session": session, "cwd": root, "project": root, "kind": "prompt",
                     "prompt": text or "", "at": T0})
     ev["prompt"] = ev["prompt"] or ""
     return ev
 
 
-def _normalized(task) -> tuple[list[dict], int]:
+def normalized(task) -> tuple[list[dict], int]:
+    """A task's events normalised, and how many were skipped as malformed."""
     out, skipped = [], 0
     for raw in task.events:
         try:
@@ -166,7 +168,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
 
     for ti, task in enumerate(tasks):
         t = perf()
-        events, skipped = _normalized(task)
+        events, skipped = normalized(task)
         t_norm += perf() - t
         n_skipped += skipped
         nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
@@ -193,7 +195,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                     if trace:
                         trace("rank", task=ti, step=-1, probe=p, rankings=rankings, gold=gold[p])
 
-        pev = _prompt_event(session, root, desc)
+        pev = prompt_event(session, root, desc)
         pev["at"] = clock
         t = perf()
         state.fold([pev])
