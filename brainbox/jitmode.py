@@ -26,6 +26,14 @@ Above either threshold the process compiles (what it needs only: ``brainbox.kern
 imports its modules lazily) and prints its progress on stderr (:func:`report_compiles`).
 ``BRAINBOX_JIT=numba`` or ``=python`` overrides the policy; ``NUMBA_DISABLE_JIT=1`` means
 Python. A long-lived process (the daemon) that chose Python keeps it until it restarts.
+
+:func:`spawn_background` starts ``brainbox warmup`` (:mod:`brainbox.warm`) as a detached
+process (new session, stdin closed, output appended to ``warmup.log`` in the home, 0600),
+unless the cache is warm or a warm-up already runs: the child inherits an exclusive
+``flock`` on ``warmup.lock`` in the cache directory, so concurrent first commands (or homes
+sharing one cache, as the tests do) start one warm-up between them, and the lock goes away
+with the process however it ends. ``BRAINBOX_NO_BACKGROUND_WARMUP=1`` turns it off (CI,
+test suites that install hooks many times, a user who wants no background CPU).
 """
 
 from __future__ import annotations
@@ -127,13 +135,62 @@ def prepare(db_path=None, *, background: bool = True, stream=None) -> str:
         if chosen == "numba":
             report_compiles(stream)
         if background:
-            from brainbox.warm import spawn_background
-
             if chosen == "python":
                 spawn_background()
             else:  # after this process's own compiles, not beside them (2 cores)
                 atexit.register(spawn_background)
     return chosen
+
+
+# --- the background warm-up --------------------------------------------------------
+
+WARMUP_LOG = "warmup.log"
+WARMUP_LOCK = "warmup.lock"
+
+
+def spawn_background(*, replay: bool = True) -> int | None:
+    """Start ``brainbox warmup`` detached (see the module docstring); returns its pid, or
+    None when the cache is warm, a warm-up already runs, or it cannot be started (a first
+    command must never fail for its warm-up: the reason goes to the log when there is one)."""
+    if os.environ.get("BRAINBOX_NO_BACKGROUND_WARMUP"):
+        return None
+    if is_warm("engine") and (not replay or is_warm("replay")):
+        return None
+    import fcntl
+    import subprocess
+
+    from brainbox import paths
+    from brainbox.storage import files
+
+    lock = log = None
+    try:
+        home = files.private_dir(paths.home(), tighten=True, what="brainbox home")
+        cache = cache_dir()
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        lock = files.open_private(os.path.join(cache, WARMUP_LOCK), os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None  # another warm-up holds it
+        log = files.open_private(os.path.join(home, WARMUP_LOG))
+        os.write(log, f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} warm-up started by pid "
+                      f"{os.getpid()}\n".encode())
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
+        argv = [sys.executable, "-m", "brainbox.cli.entry", "warmup"]
+        if not replay:
+            argv.append("--no-replay")
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 env=env, start_new_session=True, pass_fds=(lock,))
+        return child.pid
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        if log is not None:
+            os.write(log, f"could not start the warm-up: {exc}\n".encode())
+        return None
+    finally:
+        for fd in (lock, log):
+            if fd is not None:
+                os.close(fd)
 
 
 # --- saying so when kernels compile ----------------------------------------------------

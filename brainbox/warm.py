@@ -9,13 +9,8 @@ by running a tiny workload through the real code path; and start that in the bac
   the "replay" marker. The state is saved and reopened because loading a saved state
   rebuilds its hash, adjacency and count tables: a memory that only ever lived in memory
   left six of the 39 kernels a first ``recall`` needs uncompiled.
-- :func:`spawn_background` starts ``brainbox warmup`` as a detached process (new session,
-  stdin closed, output appended to ``warmup.log`` in the home, 0600), unless the cache is
-  warm or a warm-up already runs: the child inherits an exclusive ``flock`` on
-  ``warmup.lock`` in the cache directory, so concurrent first commands (or homes sharing
-  one cache, as the tests do) start one warm-up between them, and the lock goes away with
-  the process however it ends. ``BRAINBOX_NO_BACKGROUND_WARMUP=1`` turns it off (CI, test
-  suites that install hooks many times, a user who wants no background CPU).
+- The background warm-up (:func:`brainbox.jitmode.spawn_background`) starts this
+  module's :func:`warmup` in a detached ``brainbox warmup`` process.
 """
 
 from __future__ import annotations
@@ -112,54 +107,3 @@ def warmup(extra=(), *, report=None) -> dict:
     return {"kernels": kernel_names(), "compiled": report.compiled if report else None,
             "seconds": round(time.perf_counter() - t0, 3), "steps": seconds,
             "cache_dir": jitmode.cache_dir(), "mode": jitmode.mode()}
-
-
-LOG = "warmup.log"
-LOCK = "warmup.lock"
-
-
-def spawn_background(*, replay: bool = True) -> int | None:
-    """Start ``brainbox warmup`` detached (see the module docstring); returns its pid, or
-    None when the cache is warm, a warm-up already runs, or it cannot be started (a first
-    command must never fail for its warm-up: the reason goes to the log when there is one)."""
-    from brainbox import jitmode
-
-    if os.environ.get("BRAINBOX_NO_BACKGROUND_WARMUP"):
-        return None
-    if jitmode.is_warm("engine") and (not replay or jitmode.is_warm("replay")):
-        return None
-    import fcntl
-    import subprocess
-
-    from brainbox.storage import db as dbmod
-    from brainbox.storage import files
-
-    lock = log = None
-    try:
-        home = files.private_dir(dbmod.home_dir(), tighten=True, what="brainbox home")
-        cache = jitmode.cache_dir()
-        os.makedirs(cache, mode=0o700, exist_ok=True)
-        lock = files.open_private(os.path.join(cache, LOCK), os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return None  # another warm-up holds it
-        log = files.open_private(os.path.join(home, LOG))
-        os.write(log, f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} warm-up started by pid "
-                      f"{os.getpid()}\n".encode())
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
-        argv = [sys.executable, "-m", "brainbox.cli.entry", "warmup"]
-        if not replay:
-            argv.append("--no-replay")
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 env=env, start_new_session=True, pass_fds=(lock,))
-        return child.pid
-    except Exception as exc:  # noqa: BLE001 - see the docstring
-        if log is not None:
-            os.write(log, f"could not start the warm-up: {exc}\n".encode())
-        return None
-    finally:
-        for fd in (lock, log):
-            if fd is not None:
-                os.close(fd)

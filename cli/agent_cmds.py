@@ -143,7 +143,7 @@ def register(cli) -> None:
             except ValueError as exc:
                 click.echo(f"brainbox: {exc}", err=True)
                 sys.exit(1)
-        __import__("brainbox.warm").warm.spawn_background()  # fill the numba cache meanwhile
+        __import__("brainbox.jitmode").jitmode.spawn_background()  # fill the numba cache meanwhile
         _report(out, as_json, "installed")
 
     @cli.command()

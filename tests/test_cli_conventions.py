@@ -43,9 +43,9 @@ def test_uninstall_json_has_one_shape_for_one_agent_or_two(tmp_path, monkeypatch
 
 def test_install_json_has_the_same_shape(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    import brainbox.warm
+    import brainbox.jitmode
 
-    monkeypatch.setattr(brainbox.warm, "spawn_background", lambda **kw: None)
+    monkeypatch.setattr(brainbox.jitmode, "spawn_background", lambda **kw: None)
     r = CliRunner().invoke(cli, ["install", "--claude", "--json"])
     assert r.exit_code == 0, r.output
     (data,) = json.loads(r.stdout)

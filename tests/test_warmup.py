@@ -235,11 +235,11 @@ def test_install_starts_the_warmup_in_the_background(tmp_path, monkeypatch):
     from brainbox.cli.app import cli
     from click.testing import CliRunner
 
-    from brainbox import warm
+    from brainbox import jitmode
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     calls = []
-    monkeypatch.setattr(warm, "spawn_background", lambda **kw: calls.append(kw) or 4242)
+    monkeypatch.setattr(jitmode, "spawn_background", lambda **kw: calls.append(kw) or 4242)
     res = CliRunner().invoke(cli, ["install", "--claude", "--user", "--json"],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
@@ -259,30 +259,30 @@ class FakePopen:
 
 def test_the_background_warmup_is_detached_logged_0600_once_and_skipped_when_warm(
         cold, brainbox_home, monkeypatch):
-    from brainbox import warm
+    from brainbox import jitmode
 
     FakePopen.spawned = []
     monkeypatch.setattr(subprocess, "Popen", FakePopen)
     monkeypatch.delenv("BRAINBOX_NO_BACKGROUND_WARMUP", raising=False)
     monkeypatch.setenv("BRAINBOX_JIT", "python")  # this process's choice: not the child's
-    assert warm.spawn_background() == 31337
+    assert jitmode.spawn_background() == 31337
     (child,) = FakePopen.spawned
     assert child["argv"][1:] == ["-m", "brainbox.cli.entry", "warmup"]
     assert child["start_new_session"] is True
     assert child["stdin"] == subprocess.DEVNULL
     assert "BRAINBOX_JIT" not in child["env"] and "NUMBA_DISABLE_JIT" not in child["env"]
-    log = brainbox_home / warm.LOG
+    log = brainbox_home / jitmode.WARMUP_LOG
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(brainbox_home.stat().st_mode) == 0o700
     assert "warm-up started" in log.read_text()
     # while that warm-up runs (it holds the lock), no second one starts
-    assert warm.spawn_background() is None
+    assert jitmode.spawn_background() is None
     assert len(FakePopen.spawned) == 1
     for fd in child["held"]:
         os.close(fd)  # the warm-up ended
     # neither does the switch
     monkeypatch.setenv("BRAINBOX_NO_BACKGROUND_WARMUP", "1")
-    assert warm.spawn_background() is None
+    assert jitmode.spawn_background() is None
     assert len(FakePopen.spawned) == 1
     monkeypatch.delenv("BRAINBOX_NO_BACKGROUND_WARMUP")
     # a warm cache starts none
@@ -290,7 +290,7 @@ def test_the_background_warmup_is_detached_logged_0600_once_and_skipped_when_war
         marker = Path(_cache.marker_path(part))
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("{}")
-    assert warm.spawn_background() is None
+    assert jitmode.spawn_background() is None
     assert len(FakePopen.spawned) == 1
 
 
