@@ -88,13 +88,14 @@ def force(which: str) -> str:
 def memory_size(db_path=None) -> tuple[int, int] | None:
     """(events, events not yet folded) of the memory at ``db_path``; (0, 0) when there is no
     database yet; None when it cannot be read (the command itself will say why)."""
+    from brainbox import paths, store
     from brainbox.storage import db as dbmod
 
-    path = Path(db_path) if db_path else dbmod.default_db_path()
+    path = Path(db_path) if db_path else Path(paths.db_path())
     if str(path) == ":memory:" or not path.exists():
         return (0, 0)
     try:
-        conn = dbmod.connect(path)
+        conn = store.connect(path)
     except Exception:  # noqa: BLE001 - any failure: let the command report it
         return None
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from brainbox import BrainboxError
+from brainbox import BrainboxError, paths, store
 from brainbox.events import EventError, normalize, project_root, relative_path
 from brainbox.recall import Index, Params, Result, predict_tools, recall
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
@@ -39,10 +39,10 @@ class Memory:
     @classmethod
     def open(cls, path=None, *, autosave: bool = True) -> "Memory":
         try:
-            conn = dbmod.connect(path, prefer_vec=True)
-        except dbmod.StoreError as exc:
+            conn = store.connect(path, prefer_vec=True)
+        except store.StoreError as exc:
             raise BrainboxError(str(exc)) from exc
-        return cls(conn, autosave=autosave, path=str(path or dbmod.default_db_path()))
+        return cls(conn, autosave=autosave, path=str(path or paths.db_path()))
 
     @classmethod
     def in_memory(cls) -> "Memory":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 
+from brainbox import store
 from brainbox.events import EventError, normalize
 from brainbox.storage import db as dbmod
 
@@ -62,7 +63,7 @@ def append(events: list[dict], conn=None, *, retries: int = 5) -> int:
         return 0
     own = conn is None
     if own:
-        conn = dbmod.connect()
+        conn = store.connect()
     try:
         for attempt in range(retries + 1):
             try:
