@@ -4,11 +4,13 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 
 .PHONY: test install lint jitoff bench demo
 
-# Both passes run even when the first fails (the JIT-off pass checks the kernels'
-# Python path), and the target fails when either did.
-test: install
+# Lint first: a finding fails the target before any test runs. Then both passes run
+# even when the first fails (the JIT-off pass checks the kernels' Python path), and the
+# target fails when either did. The first pass runs both tiers: a bare `pytest` leaves
+# out the tests marked slow (pyproject's addopts), `-m "slow or not slow"` puts them back.
+test: install lint
 	@rc=0; \
-	$(PY) -m pytest -q -p no:cacheprovider || rc=1; \
+	$(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" || rc=1; \
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py || rc=1; \
 	exit $$rc
 
