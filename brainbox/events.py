@@ -135,7 +135,7 @@ def _redact(text: str) -> str:
 @_memo
 def _error_fields(text: str) -> tuple[str, str]:
     """(fingerprint, bounded normalised text) of a redacted error."""
-    from brainbox.errors import fingerprint, normalize_error
+    from brainbox.fingerprint import fingerprint, normalize_error
 
     return fingerprint(text), normalize_error(text)[:MAX_ERROR]
 

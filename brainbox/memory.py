@@ -147,7 +147,7 @@ class Memory:
     def resolve(self, error: str, files: list[str], *, session: str = "brainbox:resolve",
                 cwd: str | None = None, project: str | None = None) -> None:
         """Link an error to the files that fixed it strongly (DESIGN §4.6)."""
-        from brainbox.errors import fingerprint
+        from brainbox.fingerprint import fingerprint
 
         ev = normalize({"session": session, "cwd": cwd, "project": project, "kind": "feedback",
                         "files": files, "meta": {"op": "resolve", "error_fp": fingerprint(error)}})

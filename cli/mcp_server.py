@@ -170,7 +170,7 @@ def _build():
         files: Annotated[list[str], Field(description="Files involved.")] = [],  # noqa: B006
     ) -> dict[str, Any]:
         """Record an error; return its fingerprint and the files that fixed it before."""
-        from brainbox.errors import fingerprint
+        from brainbox.fingerprint import fingerprint
 
         mem = memory()
         raw = {"session": session, "cwd": cwd or os.getcwd(), "tool": tool, "files": files,
@@ -188,7 +188,7 @@ def _build():
         session: Annotated[str, Field(description="Session id.")] = "brainbox:resolve",
     ) -> dict[str, Any]:
         """Link an error to the files that fixed it (strongly: w += 0.85 (1 - w))."""
-        from brainbox.errors import fingerprint
+        from brainbox.fingerprint import fingerprint
 
         guard(memory().resolve, error, files, session=session, cwd=cwd or os.getcwd())
         return {"fingerprint": fingerprint(error), "files": files}

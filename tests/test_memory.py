@@ -273,7 +273,7 @@ def test_remembered_normalisation_equals_a_fresh_one(texts):
     every event comes out as the functions themselves give it, whatever came before, and
     text longer than the bound is never kept."""
     from brainbox import events as E
-    from brainbox.errors import fingerprint, normalize_error
+    from brainbox.fingerprint import fingerprint, normalize_error
     from brainbox.redact import redact
 
     for text in texts:

@@ -1,4 +1,4 @@
-"""brainbox.errors: normalisation and TYPE|operation fingerprints of real-looking errors."""
+"""brainbox.fingerprint: normalisation and TYPE|operation fingerprints of real-looking errors."""
 
 import re
 import subprocess
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brainbox import errors
-from brainbox.errors import MAX_NORMALIZED_CHARS, UNKNOWN_FINGERPRINT, fingerprint, normalize_error
+from brainbox import fingerprint as fingerprinter
+from brainbox.fingerprint import MAX_NORMALIZED_CHARS, UNKNOWN_FINGERPRINT, fingerprint, normalize_error
 
 FINGERPRINT_SHAPE = re.compile(r"^[A-Z][A-Z0-9_]*\|[a-z0-9][a-z0-9_]*$")
 
@@ -510,18 +510,18 @@ def test_huge_output_is_classified_from_its_head_and_its_tail():
 
 
 def test_table_rows_are_wellformed():
-    for table in (errors._TOOL_TABLE, errors._MESSAGE_TABLE):
+    for table in (fingerprinter._TOOL_TABLE, fingerprinter._MESSAGE_TABLE):
         for needles, rx, typ, op in table:
             assert needles and all(isinstance(n, str) and n for n in needles), rx.pattern
             assert FINGERPRINT_SHAPE.match(f"{typ}|{op}"), (typ, op)
-    for table in (errors._PYTHON_TABLE, errors._JS_TABLE):
+    for table in (fingerprinter._PYTHON_TABLE, fingerprinter._JS_TABLE):
         for _, typ, op in table:
             assert FINGERPRINT_SHAPE.match(f"{typ}|{op}"), (typ, op)
 
 
 def test_import_is_standard_library_only():
     code = (
-        "import sys, brainbox.errors, brainbox.redact; "
+        "import sys, brainbox.fingerprint, brainbox.redact; "
         "bad = [m for m in ('numpy', 'numba', 'scipy') if m in sys.modules]; "
         "assert not bad, bad"
     )
