@@ -36,16 +36,19 @@ Choices written down here (the design leaves them open):
 
 from __future__ import annotations
 
+import math
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from brainbox import kernels as K
+from brainbox.kernels import policy as KP
+from brainbox.kernels.policy import CHANNELS, Plan
 from brainbox.state import FILE, TOOL, State
-from brainbox.text import is_deictic, path_tokens, tokens
+from brainbox.text import is_deictic, tokens
 
-CHANNELS = ("lexical", "associative", "snippet", "frequency", "recency", "base_level", "recurrence")
 LAMBDA = {
     "lexical": 4.0, "associative": 4.0, "snippet": 4.0, "frequency": 2.0, "recency": 1.0,
     "base_level": 0.5, "recurrence": 0.2,
@@ -69,6 +72,37 @@ class Params:
     recurrence_from: int = 5
     max_query_terms: int = 12
     ablate: frozenset = frozenset()
+
+
+_COUNTS = ("seeds", "hops", "topk", "recurrence_from", "max_query_terms")  # ints >= 0
+_FLOORS = ("min_confidence", "w_floor", "a_floor")  # numbers in [0, 1]
+
+
+def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
+    """The policy of a recall with `params` as the kernels take it (`kernels.policy.Plan`);
+    `snippets`: a snippet index is given (else that channel is not used). The one builder
+    of the plan, for recall and the compiled replay alike. Raises ValueError (one line)
+    for a value recall cannot use: an unknown channel to ablate, a negative or non-integer
+    count, a floor outside [0, 1]."""
+    p = params or Params()
+    unknown = sorted(set(p.ablate) - set(CHANNELS))
+    if unknown:
+        raise ValueError(f"unknown channel to ablate: {', '.join(map(str, unknown))} "
+                         f"(channels: {', '.join(CHANNELS)})")
+    for name in _COUNTS:
+        v = getattr(p, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"recall parameter {name} must be an integer >= 0, not {v!r}")
+    for name in _FLOORS:
+        v = getattr(p, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or \
+                not (math.isfinite(v) and 0 <= v <= 1):
+            raise ValueError(f"recall parameter {name} must be a number in [0, 1], not {v!r}")
+    use = np.asarray([c not in p.ablate and (c != "snippet" or snippets) for c in CHANNELS])
+    return Plan(np.asarray([LAMBDA[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
+                float(p.min_confidence), int(p.seeds), int(p.hops), int(p.topk),
+                float(p.w_floor), float(p.a_floor), int(p.recurrence_from), TOP_K,
+                int(p.max_query_terms))
 
 
 @dataclass
@@ -97,7 +131,6 @@ class Index:
         self._mask: dict = {}
         self._queries: dict[str, list[str]] = {}
         self._query_ids: dict[str, tuple[int, np.ndarray]] = {}
-        self._paths: dict[int, frozenset] = {}
         self._scratch = np.zeros(0)
 
     def refresh(self):
@@ -145,14 +178,6 @@ class Index:
             hit = self._query_ids[query] = (n_terms, np.asarray(ids, np.int64))
         return hit[1]
 
-    def path_terms(self, rid: int) -> frozenset:
-        hit = self._paths.get(rid)
-        if hit is None:
-            s = self.state
-            hit = frozenset(path_tokens(s.res_key[rid])) if s.kind[rid] == FILE else frozenset()
-            self._paths[rid] = hit
-        return hit
-
     def project_files(self, project: str | None) -> np.ndarray:
         if project is None:
             return np.flatnonzero(self.is_file)
@@ -174,20 +199,6 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
     return state.win[sid, : state.win_len[sid]].copy()
 
 
-def refers_to_session(index: Index, query: str, q_terms: list[str], window: np.ndarray) -> bool:
-    if window.size == 0:  # no session work to refer to (P1: a fresh task's description)
-        return False
-    if is_deictic(query):
-        return True
-    qs = set(q_terms)
-    if not qs:
-        return False
-    seen = set()
-    for rid in window.tolist():
-        seen |= index.path_terms(rid)
-    return len(qs & seen) * 2 >= len(qs)
-
-
 class Ranking(NamedTuple):
     """Fused ranking over candidates, before results are built."""
 
@@ -200,14 +211,24 @@ class Ranking(NamedTuple):
     parent: np.ndarray | None
 
 
+RankArgs = namedtuple("RankArgs", (
+    "tids n_query max_terms files in_proj doclen post adj_off adj_len pool_dst pool_e ew "
+    "n_edges m is_blocked n_seeds hops spread_k w_floor a_floor n last hist hist_len now "
+    "prune_base_level top_n window recurrence_from snip_ids snip_scores use lam rrf_k s_max "
+    "min_conf edst rtop rtop_n bl_cache limit"))
+RankArgs.__doc__ = """The arguments of `brainbox.kernels.rank_files`, by name and in its order."""
+
+
 def rank_args(index: Index, query: str, *, project: str | None = None,
               session: str | None = None, now: float | None = None,
               params: Params | None = None, snippets: dict | None = None,
-              limit: int = 0) -> tuple | None:
-    """The policy of one recall as the arguments of `brainbox.kernels.rank_files` (query
-    terms, recency weight, channels in use, state arrays); None without project files.
-    `limit` > 0: only the best `limit` are wanted (the kernel then ranks less)."""
-    p = params or Params()
+              limit: int = 0) -> RankArgs | None:
+    """One recall as the arguments of `brainbox.kernels.rank_files`: the plan (`plan`), its
+    weights for this query (`kernels.policy.weights`, recency by the session-reference rule
+    `kernels.policy.refers_to_session`), the query's terms and the state arrays; None
+    without project files. `limit` > 0: only the best `limit` are wanted (the kernel then
+    ranks less)."""
+    pl = plan(params, snippets=bool(snippets))
     index.refresh()
     s = index.state
     now = s.clock if now is None else now
@@ -217,23 +238,21 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     in_proj = index.project_mask(project)
     q_terms = index.query_terms(query)
     tids = index.query_ids(query, q_terms)
+    n_query = len(set(q_terms))
     window = session_resources(s, session)
-    win_files = window[in_proj[window]] if window.size else window
-
-    lam = [LAMBDA[c] for c in CHANNELS]
-    if refers_to_session(index, query, q_terms, win_files):
-        lam[CHANNELS.index("recency")] = RECENCY_SESSION
-    use = np.asarray([c not in p.ablate and (c != "snippet" or bool(snippets))
-                      for c in CHANNELS])
-    s_max = sum(lam[i] for i in range(len(CHANNELS)) if use[i]) / (RRF_K + 1)
+    path_ptr, path_terms = s.path_terms()
+    refers = KP.refers_to_session(is_deictic(query), n_query, tids, window, in_proj, path_ptr,
+                                  path_terms)
+    lam, s_max = KP.weights(pl, refers)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
     adj = s.adjacency()
-    return (tids, len(set(q_terms)), p.max_query_terms, files, in_proj, s.doclen, s.post,
-            adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]), s.m[: s.n_res],
-            index.blocked, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
-            s.n, s.last, s.hist, s.hist_len, float(now), s.in_order, TOP_K,
-            window, p.recurrence_from, snip_ids, snip_scores, use, np.asarray(lam), RRF_K,
-            s_max, p.min_confidence, s.edst, s.rtop, s.rtop_n, s.bl_cache, int(limit))
+    return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post,
+                    adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]),
+                    s.m[: s.n_res], index.blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
+                    pl.a_floor, s.n, s.last, s.hist, s.hist_len, float(now), s.in_order,
+                    pl.top_n, window, pl.recurrence_from, snip_ids, snip_scores, pl.use, lam,
+                    pl.rrf_k, s_max, pl.min_conf, s.edst, s.rtop, s.rtop_n, s.bl_cache,
+                    int(limit))
 
 
 def rank(index: Index, query: str, **kw) -> Ranking | None:
@@ -247,9 +266,8 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
     if not status or not present.any():
         return None
-    s_max = args[-7]  # (..., s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit)
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
-    return Ranking(cand, scores, scores / s_max, order, names, ranks[present], parent)
+    return Ranking(cand, scores, scores / args.s_max, order, names, ranks[present], parent)
 
 
 def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:

@@ -182,6 +182,10 @@ class State:
         self.pool_e = np.zeros(ADJ_POOL, np.int64)
         self.pool_used = np.zeros(1, np.int64)
         self.adj_linked = 0  # edges 0..adj_linked-1 are in the adjacency
+        # each resource's path term ids (path_terms): derived, extended on demand
+        self._path_ptr = np.zeros(256, np.int64)
+        self._path_terms = np.zeros(1024, np.int64)
+        self._path_rows = 0
 
     # --- allocation ------------------------------------------------------------------
 
@@ -262,6 +266,26 @@ class State:
         # outside folding (a resource made by a special event): straight into the table
         self.post = K.table_add(self.post, self._term(term), rid, 1.0)
         self.doclen[rid] += 1.0
+
+    def path_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each resource's path term ids as CSR rows `(ptr int64[n_res + 1], terms)`: row r
+        is `terms[ptr[r]:ptr[r + 1]]`, a file's path tokens in order (`text.path_tokens`),
+        empty for a tool or an error (the session-reference rule, `kernels.policy`). Rows of
+        new resources are added on each call; views, valid until the next call."""
+        n = self.n_res
+        if self._path_rows < n:
+            ti = self.term_index
+            self._path_ptr = _grow(self._path_ptr, n + 1)
+            at = int(self._path_ptr[self._path_rows])
+            for rid in range(self._path_rows, n):
+                if self.res_kind[rid] == FILE:
+                    ids = [ti[t] for t in path_tokens(self.res_key[rid])]
+                    self._path_terms = _grow(self._path_terms, at + len(ids))
+                    self._path_terms[at: at + len(ids)] = ids
+                    at += len(ids)
+                self._path_ptr[rid + 1] = at
+            self._path_rows = n
+        return self._path_ptr[: n + 1], self._path_terms[: max(int(self._path_ptr[n]), 1)]
 
     def doc_freq(self, tid: int) -> int:
         """Resources whose context holds the term."""
@@ -569,7 +593,7 @@ class State:
 
     # --- derived matrices ------------------------------------------------------------
 
-    def graph(self) -> "Graph":
+    def graph(self) -> Graph:
         """W as CSR arrays (indptr, int32 indices, float32 data) in canonical order, with
         `order` (the edge index of each entry).
 
@@ -660,7 +684,7 @@ class State:
         ]
 
     @classmethod
-    def from_arrays(cls, a: dict[str, np.ndarray], resources) -> "State":
+    def from_arrays(cls, a: dict[str, np.ndarray], resources) -> State:
         s = cls()
         for rid, kind, project, key in resources:
             s.res_index[(kind, project, key)] = rid
