@@ -13,10 +13,7 @@ from hypothesis import strategies as st
 
 from brainbox import kernels as K
 
-try:  # tests/ as a package, or (pytest's default) tests/ on sys.path
-    from tests import reference as R
-except ImportError:
-    import reference as R
+from brainbox.eval.reference import kernels as R
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -950,10 +947,7 @@ def test_every_public_kernel_has_a_reference():
     """Public kernels have a plain reference here or in tests/reference_rank.py (recall's
     ranking and next-tool prediction; their property tests are in tests/test_rank.py). The
     count table (kernels/table.py) is a data structure, tested against a dict there."""
-    try:
-        from tests import reference_rank as RR
-    except ImportError:  # pragma: no cover - tests/ on sys.path
-        import reference_rank as RR
+    from brainbox.eval.reference import rank as RR
     kernels = {getattr(K, name) for name in K.__all__ if callable(getattr(K, name))}
     # the compiled baselines' reference is eval/baselines.py itself, compared call for call
     # through eval/baselines_fast.py in tests/test_baselines_fast.py

@@ -15,10 +15,7 @@ from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
 from brainbox.state import FILE, State
 from brainbox.workload import WORDS, normalized
 
-try:
-    from tests import reference_rank as RR
-except ImportError:  # pragma: no cover - tests/ on sys.path
-    import reference_rank as RR
+from brainbox.eval.reference import rank as RR
 
 ARG = {name: i for i, name in enumerate(inspect.signature(RR.rank_files).parameters)}
 SETTINGS = settings(max_examples=25, deadline=None,

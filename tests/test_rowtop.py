@@ -17,11 +17,11 @@ from brainbox.recall import Index, rank_args
 from brainbox.state import State as Engine
 from brainbox.workload import normalized
 
+from brainbox.eval.reference import kernels as R
+
 try:
-    from tests import reference as R
     from tests.test_kernels import State, fold_workloads
 except ImportError:  # pragma: no cover - tests/ on sys.path
-    import reference as R
     from test_kernels import State, fold_workloads
 
 SETTINGS = settings(max_examples=40, deadline=None,

@@ -7,8 +7,7 @@ full sorts with explicit (score desc, id asc) keys, base level computed for ever
 import math
 
 import numpy as np
-
-from tests import reference as R
+from brainbox.eval.reference import kernels as R
 
 CHANNELS = 7
 LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
@@ -227,18 +226,13 @@ def predict_kernel(kind, n, n_res, last3, last3_len, sid, ctxmap, grams, adj_off
     return np.asarray(best, np.int64), np.asarray([score[t] for t in best])
 
 
-def _kernels():
-    from brainbox import kernels as K
-
-    return {K.rank_files: rank_files, K.rank_lexed: rank_lexed, K.top_k: top_k, K.bm25_scores: bm25_scores,
-            K.base_level_top: base_level_top, K.base_level_ids: base_level_ids, K.predict_kernel: predict_kernel}
-
-
-REFERENCES = _kernels()
-
-
 def order_desc(scores):
     return np.lexsort((np.arange(len(scores)), -np.asarray(scores)))
 
 
-REFERENCES[__import__("brainbox.kernels", fromlist=["order_desc"]).order_desc] = order_desc
+def __getattr__(name):
+    if name == "REFERENCES":  # {kernel: reference} for this module's entries, from the registry
+        from brainbox.eval.reference import references
+
+        return references(__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Slow, plain-Python references for every kernel in ``brainbox.kernels``.
+"""Slow, plain-Python references for the engine kernels in ``brainbox.kernels``.
 
 Written from DESIGN §4 and the kernel contracts, not from the kernels: dicts, lists and
 loops, same signatures and the same in-place outputs, so one harness can run a kernel and
@@ -14,17 +14,15 @@ arbitrary slot (only the key -> edge mapping is comparable). ``link_edges`` and
 ``adjacency_rows`` and ``csr_rows`` (scipy) give the rows an adjacency and the edge arrays
 hold, as sets, for the tests that do not depend on the layout.
 
-``REFERENCES`` maps each kernel to its reference; it drives the parity tests.
+The registry (:mod:`brainbox.eval.reference`) pairs each kernel with its reference here and
+drives the parity tests and the benchmarks; ``REFERENCES`` is its {kernel: reference} view
+of this module.
 """
 
 import math
 
 import numpy as np
-
-from brainbox import kernels as K
-
-WINDOW, HIST, N_KEY = 25, 50, 2**31
-
+from brainbox.kernels import HIST, N_KEY, WINDOW
 
 # --- Hebbian learning (DESIGN §4.1) -------------------------------------------------------
 
@@ -328,19 +326,14 @@ def ngram_pairs(seq_sess, seq_tool, last3, last3_len, out_ctx, out_next):
     return len(pairs)
 
 
-REFERENCES = {
-    K.fold_touches: fold_touches,
-    K.find_edge: find_edge,
-    K.rebuild_hash: rebuild_hash,
-    K.decay_state: decay_state,
-    K.compact_edges: compact_edges,
-    K.spread: spread,
-    K.spread_csr: spread_csr,
-    K.link_edges: link_edges,
-    K.rebuild_adjacency: rebuild_adjacency,
-    K.rrf_fuse: rrf_fuse,
-    K.ranks_from_scores: ranks_from_scores,
-    K.base_level: base_level,
-    K.encode_ctx: encode_ctx,
-    K.ngram_pairs: ngram_pairs,
-}
+def _references():
+    from brainbox.eval.reference import references
+
+    return references(__name__)
+
+
+# {kernel: reference} for this module's entries, from the registry. Built at import, as the
+# tests' reference module always was: it resolves every kernel name of ``brainbox.kernels``
+# before a kernel module imports a sibling (``rank`` imports ``.spread``, and the submodule
+# would shadow the lazily exported ``spread`` function on the package).
+REFERENCES = _references()
