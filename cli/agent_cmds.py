@@ -210,7 +210,8 @@ def register(cli) -> None:
           brainbox import codex ~/.codex/sessions --since 30d
         """
         from brainbox.cli.transcripts import import_report, import_sessions, parse_since
-        from brainbox.storage.db import StoreError, connect
+
+        from brainbox.store import StoreError, connect
 
         try:
             cutoff = parse_since(since)

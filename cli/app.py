@@ -28,7 +28,7 @@ def domain_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from brainbox.storage.db import StoreError
+        from brainbox.store import StoreError
 
         try:
             return fn(*args, **kwargs)
@@ -212,8 +212,10 @@ def _daemon(ctx, op: str, **fields):
     another database, a timeout or an error: the caller then works in-process)."""
     from brainbox.cli import daemon
 
+    from brainbox import paths
+
     db = ctx.obj.get("db")
-    return daemon.call(op, timeout=5.0, db=os.path.abspath(db) if db else daemon.db_path(),
+    return daemon.call(op, timeout=5.0, db=os.path.abspath(db) if db else paths.db_path(),
                        **fields)
 
 
@@ -266,14 +268,13 @@ def stats(ctx, as_json):
     ~0.1 s), else by the warm daemon when one serves this database, else by loading and
     folding the state here (`storage/summary.py`).
     """
-    from brainbox.storage import db as dbmod
-    from brainbox.storage.summary import saved_counts
+    from brainbox import paths, store
 
-    path = os.path.abspath(ctx.obj.get("db") or dbmod.default_db_path())
-    conn = dbmod.connect(path)
+    path = os.path.abspath(ctx.obj.get("db") or paths.db_path())
+    conn = store.connect(path)
     try:
-        counts = saved_counts(conn)
-        size = dbmod.db_bytes(conn)
+        counts = store.saved_counts(conn)
+        size = store.db_bytes(conn)
     finally:
         conn.close()
     data = None
@@ -400,10 +401,10 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
 
 def _forget_dry_run(ctx, path, cwd, project) -> dict:
     """`forget --dry-run`: the plan from the event log alone (standard library only)."""
+    from brainbox import store
     from brainbox.forgetting import plan
-    from brainbox.storage import db as dbmod
 
-    conn = dbmod.connect(ctx.obj.get("db"))
+    conn = store.connect(ctx.obj.get("db"))
     try:
         return {"dry_run": True,
                 **plan(conn, path, cwd=cwd, project=project, recursive=True).as_dict()}

@@ -134,9 +134,9 @@ def _codex_events(path: Path, inst) -> dict:
 
 
 def database_status() -> dict:
-    from brainbox.storage import db as dbmod
+    from brainbox import paths, store
 
-    path = dbmod.default_db_path()
+    path = Path(paths.db_path())
     info = {"path": str(path), "exists": path.exists(), "ok": True}
     if not info["exists"]:
         info["note"] = "not created yet (the first hook creates it)"
@@ -149,17 +149,17 @@ def database_status() -> dict:
             pass
     info["bytes"] = size
     try:
-        conn = dbmod.connect(path)  # checks the file type and owner first (a FIFO blocked)
+        conn = store.connect(path)  # checks the file type and owner first (a FIFO blocked)
         try:
-            dbmod.quick_check(conn, path)
+            store.quick_check(conn, path)
             info["quick_check"] = "ok"
-            info["events"] = dbmod.count_events(conn)
-            info["watermark"] = int(dbmod.get_meta(conn, "watermark", "0") or 0)
-            info["schema_ok"] = dbmod.get_meta(conn, "application") == "brainbox"
+            info["events"] = store.count_events(conn)
+            info["watermark"] = int(store.get_meta(conn, "watermark", "0") or 0)
+            info["schema_ok"] = store.get_meta(conn, "application") == "brainbox"
         finally:
             conn.close()
-        info["schema_version"] = dbmod.SCHEMA_VERSION
-    except dbmod.StoreError as exc:
+        info["schema_version"] = store.SCHEMA_VERSION
+    except store.StoreError as exc:
         info.update(ok=False, schema_ok=False, error=str(exc))
     return info
 
@@ -167,7 +167,9 @@ def database_status() -> dict:
 def errors_status(n: int = 5) -> dict:
     from brainbox.cli import hooks
 
-    log = Path(hooks.home()) / hooks.LOG_NAME
+    from brainbox import paths
+
+    log = Path(paths.home()) / hooks.LOG_NAME
     spool = Path(hooks.spool_dir())
     try:
         spooled = len([p for p in spool.iterdir() if p.name.endswith(".jsonl")])
@@ -219,10 +221,11 @@ def files_status() -> list[str]:
     """Ownership and mode problems of the home, the database and the files brainbox
     writes, one line each; `lstat` only, nothing is opened or changed."""
     from brainbox.cli import daemon, hooks
-    from brainbox.storage import db as dbmod
 
-    home = Path(hooks.home())
-    dbp = dbmod.default_db_path()
+    from brainbox import paths
+
+    home = Path(paths.home())
+    dbp = Path(paths.db_path())
     uid = os.geteuid()
     out: list[str] = []
 

@@ -64,10 +64,8 @@ def main(argv: list[str], db: str | None = None) -> int:
     """Run `brainbox record` with `argv`; `db` is the group's `--db` (ours wins)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on usage errors
-    from brainbox import recorder
+    from brainbox import recorder, store
     from brainbox.events import EventError, normalize, parse_time
-    from brainbox.storage import db as dbmod
-    from brainbox.storage.db import StoreError
 
     if args.at is not None:
         try:
@@ -107,13 +105,13 @@ def main(argv: list[str], db: str | None = None) -> int:
             print(f"brainbox: {exc}", file=sys.stderr)
             return 1
     try:
-        conn = dbmod.connect(args.db or db) if (args.db or db) else None
+        conn = store.connect(args.db or db) if (args.db or db) else None
         try:
             last_id = recorder.append(events, conn)
         finally:
             if conn is not None:
                 conn.close()
-    except StoreError as exc:
+    except store.StoreError as exc:
         print(f"brainbox: {exc}", file=sys.stderr)
         return 1
     for line, msg in rejected:

@@ -415,8 +415,8 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
     """Import every transcript under `root` past its cursor; returns counts."""
     from brainbox.cli.hookmap import payload_to_records
     from brainbox.cli.hooks import drain_spool
-    from brainbox.storage import db as dbmod
 
+    from brainbox import store
     from brainbox.events import EventError, normalize, parse_time
 
     if agent not in ("claude", "codex"):
@@ -425,7 +425,7 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
     now = time.time() if now is None else now
     project = os.path.abspath(os.path.expanduser(project)) if project else None
     own = conn is None
-    conn = conn or dbmod.connect()
+    conn = conn or store.connect()
     parse = claude_items if agent == "claude" else codex_items
     stats = {"agent": agent, "root": str(root), "files": 0, "files_read": 0, "events": 0,
              "tools": 0, "prompts": 0, "skipped": 0, "rejected": 0, "held_back": 0,
@@ -445,7 +445,7 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                 continue
             key = f"import:{agent}:{path.resolve()}"
             try:
-                cur = json.loads(dbmod.get_meta(conn, key) or "{}")
+                cur = json.loads(store.get_meta(conn, key) or "{}")
             except ValueError:
                 cur = {}
             # gaps: [lo, hi, filters] line ranges read under --since/--project filters
@@ -522,10 +522,10 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                     gaps.append([offset, until, [mine]])
             if gaps:
                 cursor["gaps"] = _merge(gaps)
-            with dbmod.atomic(conn):
+            with store.atomic(conn):
                 if events:
-                    dbmod.append_events(conn, events)
-                dbmod.set_meta(conn, key, json.dumps(cursor))
+                    store.append_events(conn, events)
+                store.set_meta(conn, key, json.dumps(cursor))
             stats["events"] += len(events)
     finally:
         if own:
