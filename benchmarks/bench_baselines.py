@@ -22,8 +22,8 @@ import time
 import numpy as np
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.baselines_fast import CompiledBaselines, replay_calls
-from brainbox.kernels import baselines as K
 from brainbox.kernels._jit import jit
+from brainbox.kernels.replay import baselines as K
 
 OP_BEGIN, OP_PROMPT, OP_TOOL, OP_END, OP_RANK_FILES, OP_RANK_TOOLS = range(6)
 TIMED = ("begin_task", "prompt", "tool_event", "end_task", "rank_files", "rank_tools")
@@ -121,25 +121,25 @@ def drive(B, ops, pool, fpool, npool, ppool, k_files, k_tools, out_f, out_t, mas
         op = ops[i, 0]
         if op == OP_TOOL:
             f0, f1, p0 = ops[i, 8], ops[i, 9], ops[i, 10]
-            st = K.bl_tool_event(B, ops[i, 3], ops[i, 4], ops[i, 5] != 0,
+            st = K.tool_event(B, ops[i, 3], ops[i, 4], ops[i, 5] != 0,
                                  pool[ops[i, 1]:ops[i, 2]], fpool[f0:f1], npool[f0:f1],
                                  ppool[p0:p0 + f1 - f0 + 1], pool[ops[i, 11]:ops[i, 12]],
                                  pool[ops[i, 6]:ops[i, 7]])
             bad += st != 0
         elif op == OP_RANK_FILES:
             if mask & 1:
-                lens = K.bl_rank_files(B, ops[i, 3], k_files, out_f)
+                lens = K.rank_files(B, ops[i, 3], k_files, out_f)
                 acc += lens[0] + lens[1] + lens[2] + lens[3]
         elif op == OP_RANK_TOOLS:
             if mask & 2:
-                lens = K.bl_rank_tools(B, ops[i, 3], k_tools, out_t)
+                lens = K.rank_tools(B, ops[i, 3], k_tools, out_t)
                 acc += lens[0] + lens[1] + lens[2] + lens[3]
         elif op == OP_BEGIN:
-            bad += K.bl_begin_task(B, pool[ops[i, 1]:ops[i, 2]], ops[i, 3], ops[i, 4]) != 0
+            bad += K.begin_task(B, pool[ops[i, 1]:ops[i, 2]], ops[i, 3], ops[i, 4]) != 0
         elif op == OP_PROMPT:
-            bad += K.bl_prompt(B, ops[i, 3], pool[ops[i, 1]:ops[i, 2]]) != 0
+            bad += K.prompt(B, ops[i, 3], pool[ops[i, 1]:ops[i, 2]]) != 0
         else:
-            bad += K.bl_end_task(B) != 0
+            bad += K.end_task(B) != 0
     return acc, bad
 
 

@@ -1,4 +1,4 @@
-"""The replay's baselines on the compiled kernels (:mod:`brainbox.kernels.baselines`).
+"""The replay's baselines on the compiled kernels (:mod:`brainbox.kernels.replay.baselines`).
 
 :class:`CompiledBaselines` has exactly the API and the rankings of
 :class:`brainbox.eval.baselines.Baselines` (the reference): it maps strings to dense ids
@@ -19,7 +19,7 @@ import posixpath
 
 import numpy as np
 from brainbox.eval.baselines import METHODS, RandomRanks, prompt_terms
-from brainbox.kernels import baselines as K
+from brainbox.kernels.replay import baselines as K
 
 from brainbox.text import path_tokens, tokens
 
@@ -94,15 +94,15 @@ class CompiledBaselines:
         self._query = query
         self._qtoks = tokens(query)
         q = self._ids(list(dict.fromkeys(self._qtoks)))
-        self._run(K.bl_begin_task, q, n_files, n_tools)
+        self._run(K.begin_task, q, n_files, n_tools)
         self.f_rand.begin_task(task_id, steps, self.k_files, n_files)
         self.t_rand.begin_task(task_id, steps, self.k_tools, n_tools)
 
     def prompt(self, session: str, text: str | None) -> None:
-        self._run(K.bl_prompt, *self.prompt_args(session, text))
+        self._run(K.prompt, *self.prompt_args(session, text))
 
     def prompt_args(self, session: str, text: str | None) -> tuple[int, np.ndarray]:
-        """``bl_prompt``'s (session row, term ids) for a prompt (registers both)."""
+        """``prompt``'s (session row, term ids) for a prompt (registers both)."""
         toks = self._qtoks if text == self._query else None
         return self._sid(session), self._ids(prompt_terms(text, toks))
 
@@ -124,23 +124,23 @@ class CompiledBaselines:
             pterms = self._ids(pts)
         else:
             fids, fnew, ptr, pterms = _EMPTY, _NOFILES, _PTR0, _EMPTY
-        self._run(K.bl_tool_event, self._sid(session), int(tool), bool(new_tool), name, fids,
+        self._run(K.tool_event, self._sid(session), int(tool), bool(new_tool), name, fids,
                   fnew, ptr, pterms, arg)
 
     def end_task(self) -> None:
-        self._run(K.bl_end_task)
+        self._run(K.end_task)
 
     def rank_files(self, n_universe: int, step: int) -> list[list[int]]:
         """Rankings in :data:`METHODS` order."""
         out = self._fout
-        lens = K.bl_rank_files(self.state, n_universe, self.k_files, out)
+        lens = K.rank_files(self.state, n_universe, self.k_files, out)
         res = [out[r, : lens[r]].tolist() for r in range(4)]
         res.append(self.f_rand.top(step, n_universe))
         return res
 
     def rank_tools(self, n_universe: int, step: int) -> list[list[int]]:
         out = self._tout
-        lens = K.bl_rank_tools(self.state, n_universe, self.k_tools, out)
+        lens = K.rank_tools(self.state, n_universe, self.k_tools, out)
         res = [out[r, : lens[r]].tolist() for r in range(4)]
         res.append(self.t_rand.top(step, n_universe))
         return res

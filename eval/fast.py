@@ -5,10 +5,10 @@ replay_series` (the Python reference loop; tests/test_replay_fast.py compares th
 fraction of the cost: per task, Python normalises the events, folds the description (no
 ranking input changes), then *encodes* the task (``State.encode``: resource, session and
 term ids, context-term additions, touches) and hands it to
-:func:`brainbox.kernels.replay.replay_task`, which ranks P1 (the engine's recall and the
+:func:`brainbox.kernels.replay.loop.replay_task`, which ranks P1 (the engine's recall and the
 baselines', as before the description), gives the baselines the description, then
 probes, scores and folds event by event. The engine state is the production ``State``; the baselines are the
-compiled ones (:mod:`brainbox.kernels.baselines`, via :class:`CompiledBaselines`).
+compiled ones (:mod:`brainbox.kernels.replay.baselines`, via :class:`CompiledBaselines`).
 
 A task whose tool events name files of another project than the task's (none in the
 development data) runs through the reference loop instead, on the same state.
@@ -30,8 +30,8 @@ from brainbox.eval.replay import (
     prompt_event,
     task_start,
 )
-from brainbox.kernels import baselines as KB
-from brainbox.kernels import replay as KR
+from brainbox.kernels.replay import baselines as KB
+from brainbox.kernels.replay import loop as KR
 
 from brainbox.recall import CHANNELS, LAMBDA, RECENCY_SESSION, RRF_K, TOP_K, Params
 from brainbox.state import FILE, TOOL, State

@@ -2,14 +2,14 @@
 
 Each kernel's docstring states its array contract. Validation and array growth belong to the
 callers in ``brainbox``; ``tests/reference.py`` and ``tests/reference_rank.py`` hold a slow
-reference for every kernel in ``__all__`` (the compiled baselines' reference is
-``eval/baselines.py``). Data structures (``table``: the count table of postings and n-grams;
-``baselines``: the baselines' state) and the replay loop (``replay``) are imported from their
-modules.
+reference for every kernel in ``__all__``. Data structures (``table``: the count table of
+postings and n-grams) are imported from their modules. The evaluator's compiled code (the
+replay loop, its task lists and the baselines, whose reference is ``eval/baselines.py``)
+lives in the sub-package ``kernels.replay`` and is not exported here.
 
 The names below are imported lazily, on first access (``K.rank_files`` imports ``rank``):
-a recall imports, decorates and compiles the modules it uses and no others (the baselines
-and the replay loop are half of the kernels' source), and ``brainbox.jitmode`` can read
+a recall imports, decorates and compiles the modules it uses and no others (the replay's
+sub-package is half of the kernels' source), and ``brainbox.jitmode`` can read
 ``_cache`` (standard library only) before any kernel module, and so numba, is imported.
 """
 
@@ -17,19 +17,18 @@ import importlib
 
 _HOME = {
     "adjacency": ("link_edges", "rebuild_adjacency"),
-    "baselines": ("BaselineState", "bl_begin_task", "bl_end_task", "bl_prompt", "bl_rank_files",
-                  "bl_rank_tools", "bl_tool_event"),
-    "fusion": ("base_level", "ranks_from_scores", "rrf_fuse"),
+    "channels": ("base_level", "base_level_ids", "base_level_top", "bm25_scores"),
+    "fusion": ("ranks_from_scores", "rrf_fuse"),
     "hebbian": ("HIST", "N_KEY", "RESERVE", "ROW_TOP", "WINDOW", "compact_edges", "decay_state",
                 "find_edge", "fold_touches", "rebuild_hash"),
     "ngram": ("encode_ctx", "ngram_pairs"),
     "predict": ("ctx_id", "ngram_count", "predict_kernel", "tool_ids"),
-    "rank": ("base_level_ids", "base_level_top", "bm25_scores", "order_desc", "rank_files",
-             "rank_lexed", "top_k"),
+    "rank": ("rank_files", "rank_lexed"),
     # spreading's scratch helpers and the engine's count tables are used as K.* too
     "spread": ("SpreadWork", "spread", "spread_clear", "spread_csr", "spread_work"),
     "table": ("Table", "new_table", "table_add", "table_add_many", "table_find",
               "table_from_entries", "table_rows"),
+    "topk": ("order_desc", "top_k"),
 }
 _MODULE_OF = {name: mod for mod, names in _HOME.items() for name in names}
 
@@ -56,12 +55,6 @@ __all__ = [
     "base_level",
     "base_level_ids",
     "base_level_top",
-    "bl_begin_task",
-    "bl_end_task",
-    "bl_prompt",
-    "bl_rank_files",
-    "bl_rank_tools",
-    "bl_tool_event",
     "bm25_scores",
     "compact_edges",
     "decay_state",

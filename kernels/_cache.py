@@ -31,19 +31,26 @@ _NUMBA: str | None = None
 
 
 def source_hash() -> str:
-    """sha256 (16 hex digits) of the package's modules that define compiled code, names and
-    bytes (not ``__init__`` and this module, which compile nothing: editing them does not
-    send every process to a cold cache)."""
+    """sha256 (16 hex digits) of the package's modules that define compiled code, their
+    paths relative to the package and their bytes, sub-packages included (``kernels/replay/``:
+    its loop compiles engine kernels into itself, and they it); not the ``__init__`` modules
+    and this one, which compile nothing (editing them does not send every process to a cold
+    cache)."""
     global _HASH
     if _HASH is None:
-        digest = hashlib.sha256()
-        for src in sorted(HERE.glob("*.py")):
-            if src.name in ("__init__.py", "_cache.py"):
-                continue
-            digest.update(src.name.encode())
-            digest.update(src.read_bytes())
-        _HASH = digest.hexdigest()[:16]
+        _HASH = tree_hash(HERE)
     return _HASH
+
+
+def tree_hash(root: Path) -> str:
+    """``source_hash`` of the package folder ``root`` (uncached)."""
+    digest = hashlib.sha256()
+    for src in sorted(root.rglob("*.py")):
+        if src.name in ("__init__.py", "_cache.py") or "__pycache__" in src.parts:
+            continue
+        digest.update(src.relative_to(root).as_posix().encode())
+        digest.update(src.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def base_dir() -> str:

@@ -1,7 +1,11 @@
-"""Rank fusion and ACT-R base-level activation (DESIGN §4.3).
+"""Rank fusion (DESIGN §4.3).
 
 Fused score ``S(i) = sum_c lam_c gamma_c(i) / (k + r_c(i))`` over the channels that rank i;
-channel ranks are 1-based, 0 meaning "not ranked by this channel".
+channel ranks are 1-based, 0 meaning "not ranked by this channel". In recall (``kernels.rank``)
+the sum is taken in channel order (gamma is the matched share for lexical, 1 otherwise);
+confidence ``S / s_max``; results with confidence below ``min_conf`` are dropped; order by
+score, then id. ``fuse_top`` finds the exact ``limit`` best without ranking every file the
+deep channels reach.
 """
 
 import math
@@ -9,9 +13,8 @@ import math
 import numpy as np
 
 from ._jit import jit
-
-SECONDS_PER_HOUR = 3600.0
-MIN_AGE_HOURS = 1.0 / 60.0  # an access younger than a minute counts as a minute old
+from .channels import ASSOCIATIVE, LEXICAL, N_CHANNELS, RECURRENCE
+from .topk import sorted_desc, top_k
 
 
 @jit
@@ -60,33 +63,263 @@ def ranks_from_scores(scores, valid):
             out[i] = rank
     return out
 
+@jit
+def first_depth(limit):
+    """The depth to which ``fuse_top`` first ranks the deep channels."""
+    return max(64, 4 * limit)
+
+
 
 @jit
-def base_level(hist, hist_len, idx, now, out):
-    """ACT-R base level ``B = ln sum_j max((now - t_j) / 1 h, 1/60) ** -0.5``.
+def _beats(s_a, i_a, s_b, i_b):
+    """Does (score s_a, id i_a) rank before (s_b, i_b)? Higher score, then lower id."""
+    return s_a > s_b or (s_a == s_b and i_a < i_b)
 
-    hist float64[N, H] ring buffer of access times, hist_len int64[N] accesses recorded (the
-    first ``min(hist_len, H)`` slots hold times), idx int64[q] nodes to score, now float
-    seconds; all read only. out float64[q]: ``out[j]`` is B of node ``idx[j]``, -inf for a
-    node never accessed.
-    """
-    width = hist.shape[1]
-    for j in range(idx.shape[0]):
-        i = idx[j]
-        cnt = min(hist_len[i], width)
-        if cnt <= 0:
-            out[j] = -np.inf
+
+DIRECT_COUNT = 8  # ranks_of counts item by item up to this many items
+
+
+@jit
+def ranks_of(ids, sc, q_ids, q_sc):
+    """1-based ranks of the items (q_ids, q_sc) within the channel (ids, sc), each item
+    one of the channel's: one pass over the channel, a binary search each; for a few
+    items, a plain count per item (branch-free, so the compiler vectorises it)."""
+    m = q_ids.shape[0]
+    if m <= DIRECT_COUNT:
+        out = np.empty(m, np.int64)
+        for a in range(m):
+            qs = q_sc[a]
+            qi = q_ids[a]
+            c = 0
+            for j in range(ids.shape[0]):
+                c += (sc[j] > qs) | ((sc[j] == qs) & (ids[j] < qi))
+            out[a] = c + 1
+        return out
+    o = np.empty(m, np.int64)
+    # the queried items best first (a few dozen: insertion sort)
+    for a in range(m):
+        p = a
+        while p > 0 and _beats(q_sc[a], q_ids[a], q_sc[o[p - 1]], q_ids[o[p - 1]]):
+            o[p] = o[p - 1]
+            p -= 1
+        o[p] = a
+    cnt = np.zeros(m + 1, np.int64)
+    for j in range(ids.shape[0]):
+        s_j = sc[j]
+        i_j = ids[j]
+        lo, hi = 0, m  # first queried item that (s_j, i_j) beats
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _beats(s_j, i_j, q_sc[o[mid]], q_ids[o[mid]]):
+                hi = mid
+            else:
+                lo = mid + 1
+        cnt[lo] += 1
+    out = np.empty(m, np.int64)
+    run = 1
+    for t in range(m):
+        run += cnt[t]
+        out[o[t]] = run
+    return out
+
+
+@jit
+def fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit):
+    """Fused scores of the candidates (``rrf_fuse``) and the positions that pass the floor,
+    best first (ties: lower position); only the first ``limit`` when ``limit`` > 0."""
+    n_cand = ranks.shape[1]
+    scores = np.zeros(n_cand, np.float64)
+    rrf_fuse(ranks, lam, gam, rrf_k, scores)
+    n_keep = 0
+    for j in range(n_cand):
+        if scores[j] / s_max >= min_conf:
+            n_keep += 1
+    keep = np.empty(n_keep, np.int64)
+    kept = np.empty(n_keep, np.float64)
+    c = 0
+    for j in range(n_cand):
+        if scores[j] / s_max >= min_conf:
+            keep[c] = j
+            kept[c] = scores[j]
+            c += 1
+    if limit > 0:
+        return scores, top_k(keep, kept, limit)[0]
+    return scores, sorted_desc(keep, kept)[0]
+
+
+DEEP = (LEXICAL, ASSOCIATIVE, RECURRENCE)  # channels that rank everything they reach
+NEED_MAX = 48  # contenders ranked exactly by counting before the lists are deepened
+
+
+@jit
+def fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k, s_max,
+              min_conf, deep_dense, lex_sorted, lex_rank, slot, deep_top):
+    """The exact ``limit`` best of the fusion without ranking every reached file.
+
+    ``lists[c]``: complete rankings (ids best first) of the snippet, frequency, recency and
+    base-level channels; ``deep_ids[c]``/``deep_sc[c]``: everything the lexical, associative
+    and recurrence channels reach (ids ascending, scores); ``share`` dense lexical gamma.
+    A threshold algorithm: the deep channels are ranked to a depth R; a file below depth R
+    in channel c has rank > R there, so its term is at most lam_c / (rrf_k + R + 1), and a
+    file in no list gets at most the sum of those bounds. With the limit-th best lower bound
+    above that, and every contender whose upper bound reaches it ranked exactly, the top
+    ``limit`` is certain; otherwise R grows fourfold. Same outputs as the full fusion,
+    restricted to the contenders left (module doc).
+
+    Optional inputs that save passes over every resource (zero-length arrays: none):
+    ``deep_dense[c]`` the deep channel's scores as a dense array (read only; else one is
+    built when needed); ``lex_sorted`` and ``lex_rank`` the whole lexical ranking (ids best
+    first) and every resource's 1-based rank in it (0: not matched), which make lexical
+    ranks exact without counting; ``slot`` int64[n_res] all -1 (left so on return);
+    ``deep_top[c]`` the deep channel's best ``first_depth(limit)`` (or all), best first."""
+    exact_lex = lex_rank.shape[0] > 0
+    if slot.shape[0] < n_res:
+        slot = np.full(n_res, -1, np.int64)
+    max_n = 0
+    for c in DEEP:
+        if present[c]:
+            max_n = max(max_n, deep_ids[c].shape[0])
+    R = first_depth(limit)
+    while True:
+        tops = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
+        depth = np.zeros(N_CHANNELS, np.int64)
+        complete = np.ones(N_CHANNELS, np.bool_)
+        for c in range(N_CHANNELS):
+            if not present[c]:
+                continue
+            is_deep = c == LEXICAL or c == ASSOCIATIVE or c == RECURRENCE
+            if c == LEXICAL and exact_lex:
+                ids = lex_sorted[: min(R, lex_sorted.shape[0])]
+                tops[c] = ids
+                complete[c] = ids.shape[0] == lex_sorted.shape[0]
+            elif is_deep:
+                if 0 < deep_top[c].shape[0] == min(R, deep_ids[c].shape[0]):
+                    ids = deep_top[c]
+                else:
+                    ids, _ = top_k(deep_ids[c], deep_sc[c], min(R, deep_ids[c].shape[0]))
+                tops[c] = ids
+                complete[c] = ids.shape[0] == deep_ids[c].shape[0]
+            else:
+                tops[c] = lists[c]
+            depth[c] = tops[c].shape[0]
+        total = 0
+        for c in range(N_CHANNELS):
+            total += depth[c]
+        cid = np.empty(total, np.int64)
+        rk = np.zeros((N_CHANNELS, total), np.int64)
+        n_c = 0
+        for c in range(N_CHANNELS):
+            t = tops[c]
+            for p in range(t.shape[0]):
+                i = t[p]
+                s = slot[i]
+                if s < 0:
+                    s = n_c
+                    slot[i] = s
+                    cid[s] = i
+                    n_c += 1
+                rk[c, s] = p + 1
+        # bounds, summed in channel order like rrf_fuse (rounding is monotone)
+        lb = np.zeros(n_c, np.float64)
+        ub = np.zeros(n_c, np.float64)
+        unknown = np.zeros(n_c, np.bool_)
+        dense = [np.zeros(0, np.float64) for _ in range(N_CHANNELS)]
+        for c in DEEP:
+            if present[c] and not complete[c] and not (c == LEXICAL and exact_lex):
+                if deep_dense[c].shape[0] >= n_res:
+                    dense[c] = deep_dense[c]
+                    continue
+                d = np.zeros(n_res, np.float64)
+                ids = deep_ids[c]
+                sc = deep_sc[c]
+                for j in range(ids.shape[0]):
+                    d[ids[j]] = sc[j]
+                dense[c] = d
+        for s in range(n_c):
+            i = cid[s]
+            for c in range(N_CHANNELS):
+                if not present[c]:
+                    continue
+                g = share[i] if c == LEXICAL else 1.0
+                r = rk[c, s]
+                if r == 0 and c == LEXICAL and exact_lex:
+                    r = lex_rank[i]
+                    rk[c, s] = r
+                    if r == 0:
+                        continue
+                if r > 0:
+                    term = lam[c] * g / (rrf_k + r)
+                    lb[s] += term
+                    ub[s] += term
+                elif not complete[c] and dense[c][i] > 0.0:
+                    ub[s] += lam[c] * g / (rrf_k + (depth[c] + 1))
+                    lb[s] += lam[c] * g / (rrf_k + deep_ids[c].shape[0])
+                    unknown[s] = True
+        theta = -np.inf
+        if n_c >= limit:
+            theta = -np.partition(-lb, limit - 1)[limit - 1]
+        out_ub = 0.0
+        open_out = False
+        for c in DEEP:
+            if present[c] and not complete[c]:
+                out_ub += lam[c] * 1.0 / (rrf_k + (depth[c] + 1))
+                open_out = True
+        certain = not open_out or out_ub < theta or out_ub / s_max < min_conf
+        if not certain:
+            for s in range(n_c):
+                slot[cid[s]] = -1
+            R *= 4
             continue
-        out[j] = math.log(bl_sum(hist, i, cnt, now))
-
-
-@jit
-def bl_sum(hist, i, cnt, now):
-    """``sum_j max((now - t_j) / 1 h, 1/60) ** -0.5`` over the first ``cnt`` slots of row
-    ``i`` of ``hist``: the base level before its log (one definition, so every caller gets
-    the same bits)."""
-    total = 0.0
-    for q in range(cnt):
-        age = (now - hist[i, q]) / SECONDS_PER_HOUR
-        total += 1.0 / math.sqrt(max(age, MIN_AGE_HOURS))
-    return total
+        n_live = 0
+        n_need = 0
+        live = np.empty(n_c, np.int64)
+        for s in range(n_c):
+            if ub[s] >= theta and ub[s] / s_max >= min_conf:
+                live[n_live] = s
+                n_live += 1
+                if unknown[s]:
+                    n_need += 1
+        if n_need > NEED_MAX and R < max_n:
+            for s in range(n_c):
+                slot[cid[s]] = -1
+            R *= 4
+            continue
+        live = live[:n_live]
+        if n_need:
+            for c in DEEP:
+                if not present[c] or complete[c] or (c == LEXICAL and exact_lex):
+                    continue
+                d = dense[c]
+                q_i = np.empty(n_need, np.int64)
+                q_s = np.empty(n_need, np.float64)
+                q_s_slot = np.empty(n_need, np.int64)
+                nq = 0
+                for a in range(n_live):
+                    s = live[a]
+                    i = cid[s]
+                    if rk[c, s] == 0 and d[i] > 0.0:
+                        q_i[nq] = i
+                        q_s[nq] = d[i]
+                        q_s_slot[nq] = s
+                        nq += 1
+                if nq:
+                    r = ranks_of(deep_ids[c], deep_sc[c], q_i[:nq], q_s[:nq])
+                    for a in range(nq):
+                        rk[c, q_s_slot[a]] = r[a]
+        # the live contenders, ascending ids, with their exact scores
+        lid = np.sort(cid[live])
+        cand = lid
+        n_cand = cand.shape[0]
+        ranks = np.zeros((N_CHANNELS, n_cand), np.int64)
+        gam = np.ones((N_CHANNELS, n_cand), np.float64)
+        for j in range(n_cand):
+            s = slot[cand[j]]
+            for c in range(N_CHANNELS):
+                if present[c]:
+                    ranks[c, j] = rk[c, s]
+            if present[LEXICAL]:
+                gam[LEXICAL, j] = share[cand[j]]
+        for s in range(n_c):
+            slot[cid[s]] = -1
+        scores, order = fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit)
+        return cand, scores, order, ranks

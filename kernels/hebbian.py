@@ -54,7 +54,7 @@ ROW_TOP = 10  # out-edges per row kept in order for spreading (its top k is at m
 
 
 @jit
-def _mix32(x):
+def mix32(x):
     """Mix a value in [0, 2**32) to [0, 2**32); products stay below 2**59."""
     x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
     x = ((x >> 16) ^ x) * 0x45D9F3B & 0xFFFFFFFF
@@ -62,17 +62,17 @@ def _mix32(x):
 
 
 @jit
-def _home(key):
+def key_home(key):
     """Hash of a key ``a * 2**31 + b`` (a < 2**32, b < 2**31), before masking (the edge
     hash uses it through ``_pair_home``; ``kernels/table.py`` directly)."""
-    return _mix32(_mix32(key >> 31) ^ (key & 0x7FFFFFFF))
+    return mix32(mix32(key >> 31) ^ (key & 0x7FFFFFFF))
 
 
 @jit
 def _pair_home(src, dst):
-    """Home of edge ``src -> dst`` in the edge hash, before masking: ``_home`` of the pair in
+    """Home of edge ``src -> dst`` in the edge hash, before masking: ``key_home`` of the pair in
     ascending order, so ``dst -> src`` has the same home."""
-    return _mix32(_mix32(min(src, dst)) ^ max(src, dst))
+    return mix32(mix32(min(src, dst)) ^ max(src, dst))
 
 
 # The probe loop is written out in each kernel rather than factored into a helper taking the

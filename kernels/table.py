@@ -11,7 +11,7 @@ Layout (a :class:`Table`, a namedtuple of arrays, so a kernel can take and retur
   pair and ``ev`` float64 the value;
 - an open-addressing hash ``hkeys``/``hslot`` (H a power of two, ``-1`` empty, load <= 1/2)
   from ``a * 2**31 + b`` to the entry, with the same hash as the association graph
-  (``hebbian._home``), so 0 <= a < 2**32 and 0 <= b < 2**31;
+  (``hebbian.key_home``), so 0 <= a < 2**32 and 0 <= b < 2**31;
 - the list of each ``a`` as a block of a shared pool (``kernels.adjacency``): ``off``,
   ``len``, ``cap`` per a (capacity A), ``pool_b``/``pool_e`` the listed b and its entry,
   ``pool_used``. ``len[a]`` is the number of distinct b under a.
@@ -27,7 +27,7 @@ import numpy as np
 
 from ._jit import jit
 from .adjacency import MIN_BLOCK, rebuild_adjacency
-from .hebbian import EMPTY, N_KEY, _home
+from .hebbian import EMPTY, N_KEY, key_home
 
 Table = namedtuple("Table", "ea eb ev n hkeys hslot off len cap pool_b pool_e pool_used")
 
@@ -51,7 +51,7 @@ def table_find(t, a, b):
     """Entry index of (a, b), or -1."""
     key = a * N_KEY + b
     mask = t.hkeys.shape[0] - 1
-    j = _home(key) & mask
+    j = key_home(key) & mask
     for _ in range(t.hkeys.shape[0]):
         k = t.hkeys[j]
         if k == key:
@@ -77,7 +77,7 @@ def _rehash(t, size):
     mask = size - 1
     for e in range(t.n[0]):
         key = t.ea[e] * N_KEY + t.eb[e]
-        j = _home(key) & mask
+        j = key_home(key) & mask
         while hkeys[j] != EMPTY:
             j = (j + 1) & mask
         hkeys[j] = key
@@ -136,7 +136,7 @@ def table_add(t, a, b, x):
     key = a * N_KEY + b
     hkeys = t.hkeys
     mask = hkeys.shape[0] - 1
-    j = _home(key) & mask
+    j = key_home(key) & mask
     while True:
         k = hkeys[j]
         if k == key:
@@ -150,7 +150,7 @@ def table_add(t, a, b, x):
         t = table_reserve(t, a, 1)
         hkeys = t.hkeys
         mask = hkeys.shape[0] - 1
-        j = _home(key) & mask
+        j = key_home(key) & mask
         while hkeys[j] != EMPTY:
             j = (j + 1) & mask
     e = n

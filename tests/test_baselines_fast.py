@@ -1,4 +1,4 @@
-"""The compiled baselines (kernels/baselines.py via eval/baselines_fast.py) against the
+"""The compiled baselines (kernels/replay/baselines.py via eval/baselines_fast.py) against the
 Python reference (eval/baselines.py): identical rankings at every step on random event
 streams and on real trajectories, hand-computed ties, capacity handling, and a call from
 jitted code. Runs under NUMBA_DISABLE_JIT=1 too."""
@@ -10,8 +10,8 @@ import pytest
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.baselines_fast import CompiledBaselines, replay_calls, run_calls
 from brainbox.eval.probes import Registry
-from brainbox.kernels import baselines as K
 from brainbox.kernels._jit import jit
+from brainbox.kernels.replay import baselines as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -240,30 +240,30 @@ def test_reserve_leaves_room_for_a_task_and_statuses_change_nothing():
     out = np.empty((4, 5), np.int64)
     # Out of room: a status, and the state is unchanged.
     snap = [a.copy() for a in B]
-    assert K.bl_begin_task(B, _ids(3), 0, 0) == K.NEED_TERMS
-    st = K.bl_tool_event(B, 0, 0, True, _ids(0), _ids(0, 1), np.ones(2, np.bool_),
+    assert K.begin_task(B, _ids(3), 0, 0) == K.NEED_TERMS
+    st = K.tool_event(B, 0, 0, True, _ids(0), _ids(0, 1), np.ones(2, np.bool_),
                          _ids(0, 1, 2), _ids(0, 0), _ids(0))
     assert st == K.NEED_FILES
     assert all(np.array_equal(a, b) for a, b in zip(snap, B))
-    assert K.bl_prompt(B, -1, _ids()) == K.BAD_INPUT
+    assert K.prompt(B, -1, _ids()) == K.BAD_INPUT
     # Reserve per the documented bounds: two events, three file touches, two files.
     B = K.reserve(B, files=2, tools=1, sessions=1, terms=4, tool_events=2, file_touches=3,
                   task_files=2, file_term_adds=1 + 1 + 3 * (1 + 64),
                   tool_term_adds=1 + 2 * (1 + 64))
     cap = K.capacities(B)
-    assert K.bl_begin_task(B, _ids(3, 2, 3), 0, 0) == K.OK
-    assert K.bl_prompt(B, 0, _ids(2, 3)) == K.OK
-    assert K.bl_tool_event(B, 0, 0, True, _ids(0), _ids(0, 1), np.ones(2, np.bool_),
+    assert K.begin_task(B, _ids(3, 2, 3), 0, 0) == K.OK
+    assert K.prompt(B, 0, _ids(2, 3)) == K.OK
+    assert K.tool_event(B, 0, 0, True, _ids(0), _ids(0, 1), np.ones(2, np.bool_),
                            _ids(0, 1, 2), _ids(1, 3), _ids(2)) == K.OK
-    assert K.bl_tool_event(B, 0, 0, False, _ids(), _ids(1), np.zeros(1, np.bool_),
+    assert K.tool_event(B, 0, 0, False, _ids(), _ids(1), np.zeros(1, np.bool_),
                            _ids(0, 0), _ids(), _ids(3)) == K.OK
-    lens = K.bl_rank_files(B, 2, 5, out)
+    lens = K.rank_files(B, 2, 5, out)
     assert list(lens) == [2, 2, 2, 0]
     assert out[0].tolist() == [1, 0, -1, -1, -1] and out[1].tolist() == [1, 0, -1, -1, -1]
-    assert K.bl_end_task(B) == K.OK
+    assert K.end_task(B) == K.OK
     assert K.capacities(B) == cap
     with pytest.raises(ValueError):
-        K.bl_rank_tools(B, 1, 6, out)
+        K.rank_tools(B, 1, 6, out)
 
 
 def test_grow_keeps_every_ranking():
@@ -290,19 +290,19 @@ def _jitted_driver(B, session, n_universe, tools, files, out):  # function ignor
     new = np.zeros(1, np.bool_)
     ptr = np.zeros(2, np.int64)
     for i in range(files.shape[0]):
-        total += K.bl_tool_event(B, session, tools[i], new[0], none, files[i:i + 1], new, ptr,
+        total += K.tool_event(B, session, tools[i], new[0], none, files[i:i + 1], new, ptr,
                                  none, none)
-        lens = K.bl_rank_files(B, n_universe, out.shape[1], out)
+        lens = K.rank_files(B, n_universe, out.shape[1], out)
         total += lens[0]
     return total
 
 
 def test_kernels_are_callable_from_jitted_code():
     B = K.new_state()
-    assert K.bl_begin_task(B, _ids(), 3, 2) == K.OK
+    assert K.begin_task(B, _ids(), 3, 2) == K.OK
     out = np.empty((4, 3), np.int64)
     total = _jitted_driver(B, 0, 3, _ids(0, 1, 0, 1), _ids(2, 0, 1, 0), out)
     assert total == 1 + 2 + 3 + 3
     assert out[0].tolist() == [0, 1, 2] and out[1].tolist() == [0, 2, 1]
-    assert list(K.bl_rank_tools(B, 2, 3, out)) == [2, 2, 0, 0]
+    assert list(K.rank_tools(B, 2, 3, out)) == [2, 2, 0, 0]
     assert out[1].tolist() == [0, 1, -1]

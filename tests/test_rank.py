@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from brainbox.eval.reference import rank as RR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,6 @@ from brainbox import kernels as K
 from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
 from brainbox.state import FILE, State
 from brainbox.workload import WORDS, normalized
-
-from brainbox.eval.reference import rank as RR
 
 ARG = {name: i for i, name in enumerate(inspect.signature(RR.rank_files).parameters)}
 SETTINGS = settings(max_examples=25, deadline=None,
@@ -383,7 +382,7 @@ def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf
     levels), deep channels much heavier than the listed ones or much lighter, floors; with
     and without the whole lexical ranking given (exact lexical ranks, as the replay passes
     them) and the deep channels' dense scores."""
-    from brainbox.kernels.rank import _fuse_top
+    from brainbox.kernels.fusion import first_depth, fuse_top
 
     rng = np.random.default_rng(seed)
     present = np.asarray(on, np.bool_)
@@ -425,8 +424,8 @@ def test_fuse_top_matches_full_fusion(seed, n, levels, limit, lam_deep, min_conf
     if given_dense:  # and the deep channels' first depth, ranked
         for c in (1, 6):
             o = np.lexsort((deep_ids[c], -deep_sc[c]))
-            tops[c] = deep_ids[c][o][: K.rank.first_depth(limit)]
-    cand, scores, order, rk = _fuse_top(limit, present, List(lists), List(deep_ids),
+            tops[c] = deep_ids[c][o][: first_depth(limit)]
+    cand, scores, order, rk = fuse_top(limit, present, List(lists), List(deep_ids),
                                         List(deep_sc), share, n, lam, 20.0, s_max, min_conf,
                                         List(dense), lex_sorted, lex_rank, slot, List(tops))
     if given_lex:
@@ -460,7 +459,7 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
     """The replay's per-task lists (``rank.TaskLists``: whole lexical ranking, frequency and
     recency lists kept by ``task_touch``, base-level subset for the task's horizon) give
     every event of a task the same first results as a call that scans everything."""
-    from brainbox.kernels.rank import TaskLists, task_lex, task_lists, task_touch
+    from brainbox.kernels.replay.tasklists import TaskLists, task_lex, task_lists, task_touch
 
     evs = normalized(events=4000, files=800, sessions=60, projects=1, seed=seed)
     head, task = evs[:3850], evs[3850:]
@@ -477,7 +476,7 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
     args = list(rank_args(index, query, project=project, session=session,
                           now=task[0]["at"], limit=10))
     files = args[ARG["files"]]
-    lists, list_n, bl_files, slot, lex_rank, share_d = K.rank.task_lists(
+    lists, list_n, bl_files, slot, lex_rank, share_d = task_lists(
         files, s.n, s.last, s.hist, s.hist_len, task[0]["at"], task[-1]["at"], 100,
         s.in_order, s.bl_cache, cap, 200)
     assert list_n[2] >= 100 and list_n[2] < files.size  # a true subset for base level
@@ -530,7 +529,7 @@ def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
     """Frequency and recency lists kept by ``task_touch`` equal a fresh ``top_k`` after every
     batch of touched files (several at once, with many equal counts and times), and the
     base-level subset gains exactly the touched files."""
-    from brainbox.kernels.rank import task_lists, task_touch
+    from brainbox.kernels.replay.tasklists import task_lists, task_touch
 
     rng = np.random.default_rng(seed)
     n_res = n_files + 20
@@ -564,10 +563,10 @@ def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
 @SETTINGS
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 2000), m=st.integers(1, 40),
        levels=st.sampled_from([1, 3, 1000]))
-def test_ranks_of_counts_like_a_sort(seed, n, m, levels):
-    """``_ranks_of`` (a count per item for a few items, binary searches for more) gives each
+def testranks_of_counts_like_a_sort(seed, n, m, levels):
+    """``ranks_of`` (a count per item for a few items, binary searches for more) gives each
     queried item its 1-based rank in the channel sorted by score, then lower id."""
-    from brainbox.kernels.rank import _ranks_of
+    from brainbox.kernels.fusion import ranks_of
 
     rng = np.random.default_rng(seed)
     ids = np.sort(rng.choice(5 * n, n, replace=False)).astype(np.int64)
@@ -576,7 +575,7 @@ def test_ranks_of_counts_like_a_sort(seed, n, m, levels):
     order = np.lexsort((ids, -sc))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(1, n + 1)
-    got = _ranks_of(ids, sc, ids[pick].copy(), sc[pick].copy())
+    got = ranks_of(ids, sc, ids[pick].copy(), sc[pick].copy())
     np.testing.assert_array_equal(got, rank[pick])
 
 
@@ -605,7 +604,7 @@ def test_task_lex_resorts_like_a_fresh_sort(seed, n_old, n_add, levels, jitter):
     """``task_lex`` ranks new scores from the previous ranking (insertion, or afresh past
     its move budget): the same order as sorting, with ties, matches joining and scores
     moved a little or a lot; ranks and shares follow."""
-    from brainbox.kernels.rank import task_lex
+    from brainbox.kernels.replay.tasklists import task_lex
 
     rng = np.random.default_rng(seed)
     n_res = 2 * (n_old + n_add) + 5
@@ -638,12 +637,13 @@ def test_task_lex_resorts_like_a_fresh_sort(seed, n_old, n_add, levels, jitter):
 def test_top_k_above_a_guess_is_top_k(seed, n, k, levels, guess):
     """Whatever the guess of the k-th best (too low, close, too high, equal to a tied
     score), ``top_k_above`` gives ``top_k``."""
+    from brainbox.kernels.topk import top_k_above
     rng = np.random.default_rng(seed)
     ids = np.sort(rng.choice(4 * n + 1, n, replace=False)).astype(np.int64)
     sc = rng.integers(0, levels, n) / levels
     if n and rng.random() < 0.3:
         guess = float(np.sort(sc)[::-1][min(k, n) - 1])  # exactly the k-th best
-    got = K.rank.top_k_above(ids, sc, k, guess)
+    got = top_k_above(ids, sc, k, guess)
     want = RR.top_k(ids, sc, k)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])

@@ -1,4 +1,4 @@
-"""The compiled replay loop (eval/fast.py + kernels/replay.py) against the Python reference
+"""The compiled replay loop (eval/fast.py + kernels/replay/loop.py) against the Python reference
 loop (eval/replay.py): identical task records, on the workload generator and on real
 trajectories of every development source."""
 
@@ -75,8 +75,8 @@ def test_recurrence_maximum_of_cached_rows(seed):
     ``_rec_top`` then ranks the channel's top as ``top_k_above`` does, for guesses below,
     at, between and above the scores."""
     import numpy as np
-    from brainbox.kernels.rank import top_k_above
-    from brainbox.kernels.replay import _rec_max, _rec_top
+    from brainbox.kernels.replay.loop import _rec_max, _rec_top
+    from brainbox.kernels.topk import top_k_above
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
@@ -105,13 +105,14 @@ def test_recurrence_maximum_of_cached_rows(seed):
 
 
 def test_recurrence_cache_follows_the_rows():
-    """The replay's recurrence cache (``kernels.replay._rec_row`` / ``_rec_fold``): rows
+    """The replay's recurrence cache (``kernels.replay.loop._rec_row`` / ``_rec_fold``): rows
     cached as dense weights and kept by edge look-ups after each event equal the rows
     read afresh from the edge arrays, event after event (least recently used rows come
     and go; the edge arrays grow in between)."""
     import numpy as np
     from brainbox.eval.fast import _engine
-    from brainbox.kernels import replay as KR
+    from brainbox.kernels.replay import loop as KR
+
     from brainbox.state import State
     from brainbox.workload import normalized
 

@@ -52,21 +52,21 @@ the bounds).
 
 Kernels
 -------
-:func:`bl_begin_task`, :func:`bl_prompt`, :func:`bl_tool_event`, :func:`bl_end_task`
-return a status; :func:`bl_rank_files` and :func:`bl_rank_tools` fill ``out[0:4, :k]``
+:func:`begin_task`, :func:`prompt`, :func:`tool_event`, :func:`end_task`
+return a status; :func:`rank_files` and :func:`rank_tools` fill ``out[0:4, :k]``
 (recency, frequency, BM25, co-session / transitions; -1 padding) and return the four
 lengths as a tuple (no allocation). ``k >= 1``: with the reference, ``k = 0`` is not
 meaningful.
 
 Costs: an update is O(1) per touched resource plus O(terms added) (hash probes); recency
 and frequency rank in O(k + ids >= n_universe met on the way, i.e. the task's new ones);
-BM25 scores the query terms' postings once per task (:func:`bl_begin_task`: O(postings),
+BM25 scores the query terms' postings once per task (:func:`begin_task`: O(postings),
 then a heap), and a ranking costs O(k + documents touched in the task), rescoring a touched
 document in O(its query terms); co-session adds a file's row (its past co-files) when the
 task first reaches the file, and ranks from the previous top k and the ids changed since,
 except when the reference rescans (rows added since the last ranking longer than
 ``n_universe / 8``), then over the ids with a positive score (not all files);
-transitions rank in O(out-degree of the last tool); :func:`bl_end_task` is O(task files^2).
+transitions rank in O(out-degree of the last tool); :func:`end_task` is O(task files^2).
 
 Calling from jitted code: numba increments and decrements (atomically) the reference count
 of every array passed to a call, ~8 ns per array on this machine class, so passing the
@@ -81,8 +81,8 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .hebbian import _mix32
+from .._jit import jit
+from ..hebbian import mix32
 
 K1 = 1.2
 BM25_B = 0.75
@@ -317,7 +317,7 @@ def reserve(state: BaselineState, *, files: int = 0, tools: int = 0, sessions: i
     status. ``files``/``tools``/``sessions``/``terms``: one more than the largest id the
     task uses (absolute); the rest are the task's counts:
 
-    - ``tool_events``: its :func:`bl_tool_event` calls; ``file_touches``: the files they
+    - ``tool_events``: its :func:`tool_event` calls; ``file_touches``: the files they
       name, with repeats; ``task_files``: distinct files among them (default
       ``file_touches``);
     - ``file_term_adds`` >= sum over its tool events of ``sum(len(path terms of the new
@@ -348,7 +348,7 @@ def reserve(state: BaselineState, *, files: int = 0, tools: int = 0, sessions: i
 @jit
 def _home(key, mask):
     """First probe slot of ``key`` (``a * 2**31 + b``, a < 2**32, b < 2**31)."""
-    return _mix32(_mix32(key >> 31) ^ (key & 0x7FFFFFFF)) & mask
+    return mix32(mix32(key >> 31) ^ (key & 0x7FFFFFFF)) & mask
 
 
 @jit
@@ -927,7 +927,7 @@ def _terms_status(terms, lo, hi, n_terms):
 
 
 @jit
-def bl_begin_task(B, q_terms, n_files, n_tools):
+def begin_task(B, q_terms, n_files, n_tools):
     """Start a task (``Baselines.begin_task`` without the random baseline).
 
     ``q_terms`` int64[:]: the task description's distinct term ids in first-occurrence
@@ -976,7 +976,7 @@ def bl_begin_task(B, q_terms, n_files, n_tools):
 
 
 @jit
-def bl_prompt(B, session, prompt_terms):
+def prompt(B, session, prompt_terms):
     """A prompt in ``session`` (``Baselines.prompt``): ``prompt_terms`` int64[:] are the
     prompt's first 64 distinct term ids (``eval.baselines.prompt_terms``; entries beyond 64
     are ignored). Later tool events of the session add them once to each file and tool
@@ -999,7 +999,7 @@ def bl_prompt(B, session, prompt_terms):
 
 
 @jit
-def bl_tool_event(B, session, tool, tool_new, tool_name_terms, files, files_new, path_ptr,
+def tool_event(B, session, tool, tool_new, tool_name_terms, files, files_new, path_ptr,
                   path_terms, arg_terms):
     """Record one tool call (``Baselines.tool_event``), in the reference's order: the
     tool's recency, frequency, transition, its BM25 document (name terms if ``tool_new``,
@@ -1104,7 +1104,7 @@ def bl_tool_event(B, session, tool, tool_new, tool_name_terms, files, files_new,
 
 
 @jit
-def bl_end_task(B):
+def end_task(B):
     """End the task (``Baselines.end_task``): every pair of its distinct files gains a
     shared session, every distinct transition of it a past task; the files become the
     co-session fallback seeds (if any). Returns :data:`OK` or ``NEED_PAIRS`` (nothing
@@ -1157,7 +1157,7 @@ def bl_end_task(B):
 
 
 @jit
-def bl_rank_files(B, n_universe, k, out):
+def rank_files(B, n_universe, k, out):
     """File rankings over the universe ``id < n_universe``: ``out`` int64[>= 4, >= k] gets
     recency, frequency, BM25 and co-session in rows 0-3, ids best first in ``out[r, :k]``
     and -1 after the last. Returns the four lengths as a tuple of int64 (no allocation;
@@ -1190,8 +1190,8 @@ def bl_rank_files(B, n_universe, k, out):
 
 
 @jit
-def bl_rank_tools(B, n_universe, k, out):
-    """Tool rankings over ``id < n_universe``, as :func:`bl_rank_files`: rows recency,
+def rank_tools(B, n_universe, k, out):
+    """Tool rankings over ``id < n_universe``, as :func:`rank_files`: rows recency,
     frequency, BM25 and transitions (tools that followed the task's last tool, or its
     start, in past tasks; O(out-degree of the last tool))."""
     if k <= 0:

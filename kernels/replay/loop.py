@@ -14,7 +14,7 @@ All inputs are namedtuples of arrays built by ``brainbox.eval.fast``:
 - ``enc`` (``brainbox.state.Encoded``): the task's events as what folding them changes;
 - ``P`` (:class:`Probes`): per event, what the probes need (registry ids, universe
   growth, baseline inputs) and, per task, the query;
-- ``B``: the baselines state (``kernels.baselines``).
+- ``B``: the baselines state (``kernels.replay.baselines``).
 
 Returns ``(status, next_event, post, ctxmap, grams)``; status :data:`DONE`, or
 :data:`NEED_EDGES` (grow the edge arrays, then call again from ``next_event``; nothing of
@@ -27,24 +27,19 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import jit
-from .adjacency import link_edges
-from .baselines import bl_prompt, bl_rank_files, bl_rank_tools, bl_tool_event
-from .hebbian import RESERVE, find_edge, fold_touches
-from .ngram import ngram_pairs
-from .predict import ngram_count, predict_kernel, tool_ids
-from .rank import (
-    TaskLists,
-    bm25_scores,
-    first_depth,
-    rank_lexed,
-    task_lex,
-    task_lists,
-    task_touch,
-    top_k,
-)
-from .spread import spread_work
-from .table import table_add
+from .._jit import jit
+from ..adjacency import link_edges
+from ..channels import bm25_scores
+from ..fusion import first_depth
+from ..hebbian import RESERVE, find_edge, fold_touches
+from ..ngram import ngram_pairs
+from ..predict import ngram_count, predict_kernel, tool_ids
+from ..rank import rank_lexed
+from ..spread import spread_work
+from ..table import table_add
+from ..topk import top_k
+from . import baselines
+from .tasklists import TaskLists, task_lex, task_lists, task_touch
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
 KIND_TOOL = 1
@@ -262,7 +257,7 @@ def _p1_score(P, B, S, ranking, c, out):
     reciprocal rank of each method."""
     nf, k_files = S.nf, S.k_files
     bl_out = np.empty((4, k_files), np.int64)
-    lens = bl_rank_files(B, nf, k_files, bl_out)
+    lens = baselines.rank_files(B, nf, k_files, bl_out)
     rrow = P.rand_files[0]
     n_rand = 0
     while n_rand < rrow.shape[0] and rrow[n_rand] >= 0:
@@ -371,7 +366,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             _p1_score(P, B, S, ranking, c, P.p1_out)
         P.p1_state[0] = 1
     if P.p1_state[0] == 1:  # the description, as the baselines' prompt
-        st = bl_prompt(B, S.desc_sess, P.desc_terms)
+        st = baselines.prompt(B, S.desc_sess, P.desc_terms)
         if st:
             return 100 + st, start, post, ctxmap, grams
         P.p1_state[0] = 0
@@ -401,7 +396,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         ranking[c] = r
                         c += 1
                 out[P3_ROW, 4] += _rr_tool(ranking, c, tid)
-                lens = bl_rank_tools(B, nt, k_tools, bl_out_t)
+                lens = baselines.rank_tools(B, nt, k_tools, bl_out_t)
                 for mth in range(4):
                     out[P3_ROW, 5 + mth] += _rr_tool(bl_out_t[mth], lens[mth], tid)
                 rrow = P.rand_tools[i + 1]
@@ -481,7 +476,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                                 ranking[c] = r
                                 c += 1
                     out[P2_ROW, 4] += _rr_files(ranking, c, gold_mark)
-                    lens = bl_rank_files(B, nf, k_files, bl_out_f)
+                    lens = baselines.rank_files(B, nf, k_files, bl_out_f)
                     for mth in range(4):
                         out[P2_ROW, 5 + mth] += _rr_files(bl_out_f[mth], lens[mth], gold_mark)
                     rrow = P.rand_files[i + 1]
@@ -541,7 +536,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         bs = P.bl_sess[i]
         if kind == TOOL_EVENT:
             f_lo, f_hi = P.file_ptr[i], P.file_ptr[i + 1]
-            st = bl_tool_event(B, bs, P.tool_reg[i], P.tool_new[i],
+            st = baselines.tool_event(B, bs, P.tool_reg[i], P.tool_new[i],
                                P.tool_name_terms[P.tool_name_ptr[i]:P.tool_name_ptr[i + 1]],
                                P.file_reg[f_lo:f_hi], P.file_new[f_lo:f_hi],
                                P.file_path_ptr[f_lo:f_hi + 1] - P.file_path_ptr[f_lo],
@@ -550,7 +545,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             if st:
                 return 100 + st, i, post, ctxmap, grams
         elif kind == PROMPT:
-            st = bl_prompt(B, bs, P.prompt_terms[P.prompt_ptr[i]:P.prompt_ptr[i + 1]])
+            st = baselines.prompt(B, bs, P.prompt_terms[P.prompt_ptr[i]:P.prompt_ptr[i + 1]])
             if st:
                 return 100 + st, i, post, ctxmap, grams
 
