@@ -6,14 +6,14 @@ prompt a UserPromptSubmit payload, and `hookmap.payload_to_records` maps them; o
 differs (the transcript's timestamp instead of "now"). So an import and a live session
 build the same memory, and our own injected blocks are stripped the same way.
 
-Standard library only; `cli` must not import `eval`, so this is a small parser of its own
-(the eval loader `eval/loaders/claude_code.py` serves replay with benchmark-specific rules).
+Standard library only. `cli` must not import `eval`: the Claude Code lines are read by
+`brainbox.transcript`, the reader the replay's loader (`eval/loaders/claude_code.py`) uses
+too; what is here is the import's: payloads, offsets, cursors, subagent sessions.
 
-Claude Code (`~/.claude/projects/<encoded path>/<session>.jsonl`): `assistant` lines carry
-`tool_use` blocks, the following `user` lines their `tool_result` blocks (joined by id)
-and the structured `toolUseResult` a hook receives as `tool_response`. A user line is a
-prompt unless it carries tool results, is meta, a compaction summary, a slash-command or
-local-command echo, an interruption notice or a system reminder. A tool's time is its
+Claude Code (`~/.claude/projects/<encoded path>/<session>.jsonl`): each tool call
+(`brainbox.transcript.items`, joined with its result) becomes a PostToolUse payload
+(PostToolUseFailure for an error result), each prompt a UserPromptSubmit payload; a call
+without a `tool_use_id` cannot be joined and is left out. A tool's time is its
 result's (the hook fires when the tool completes). Subagent transcripts
 (`<session>/subagents/agent-*.jsonl`) are imported as session `<session>/<agentId>`: a
 subagent works in a context of its own, so its co-access window is its own too.
@@ -60,16 +60,9 @@ import stat
 import time
 from pathlib import Path
 
+from brainbox import transcript
+
 HOLD = 600.0
-_SKIP_PROMPT = (
-    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-    "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below",
-    "[Request interrupted", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
-    "<system-reminder>", "<user-prompt-submit-hook>", "This session is being continued",
-    "<task-notification>", "<bash-notification>", "<agent-notification>",
-    "Your task is to create a detailed summary of the conversation so far",
-)
-_COMPACT_AGENT = "acompact"  # agentId (and file agent-acompact-*.jsonl) of compaction
 _CODEX_SKIP = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions",
                "<user_shell_command>", "<turn_aborted>")
 _CODEX_SHELL = {"shell", "shell_command", "exec_command", "container.exec", "local_shell"}
@@ -95,90 +88,37 @@ def _lines(path: Path, offset: int):
                 yield start, pos, d
 
 
-def _text_of(content) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for c in content:
-            if isinstance(c, dict) and c.get("type") in ("text", "input_text", "output_text"):
-                parts.append(str(c.get("text", "")))
-            elif isinstance(c, str):
-                parts.append(c)
-        return "\n".join(parts)
-    return "" if content is None else str(content)
-
-
 # --------------------------------------------------------------------------- Claude Code
 
 
-def _claude_prompt(d: dict) -> str | None:
-    if d.get("isMeta") or d.get("isCompactSummary") or d.get("isVisibleInTranscriptOnly"):
-        return None
-    if str(d.get("agentId") or "").startswith(_COMPACT_AGENT):
-        return None  # the compaction subagent is handed the conversation to summarise
-    msg = d.get("message")
-    content = msg.get("content") if isinstance(msg, dict) else None
-    if isinstance(content, list) and any(
-            isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
-        return None
-    text = _text_of(content).strip()
-    if not text or text.startswith(_SKIP_PROMPT):
-        return None
-    return text
-
-
 def claude_items(path: Path, offset: int = 0):
-    """Parse from `offset`: (items, resolved_until) where items are (start offset, at,
-    payload, resolved) in order and payloads are hook payloads."""
-    uses, results, order = {}, {}, []
-    session_override = None
-    for start, end, d in _lines(path, offset):
-        kind = d.get("type")
-        if d.get("isSidechain") and d.get("agentId") and session_override is None:
-            session_override = f"{d.get('sessionId')}/{d.get('agentId')}"
-        if kind == "assistant":
-            content = (d.get("message") or {}).get("content")
-            for c in content if isinstance(content, list) else ():
-                if isinstance(c, dict) and c.get("type") == "tool_use" and c.get("id"):
-                    uses[c["id"]] = (start, d, c)
-                    order.append(("tool", c["id"]))
-        elif kind == "user":
-            content = (d.get("message") or {}).get("content")
-            for c in content if isinstance(content, list) else ():
-                if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id"):
-                    results.setdefault(c["tool_use_id"], (c, d))
-            text = _claude_prompt(d)
-            if text is not None:
-                order.append(("prompt", (start, d, text)))
+    """Parse from `offset`: items (start offset, at, payload, resolved) in order, where
+    payloads are hook payloads (`brainbox.transcript` reads the lines)."""
+    lines = [(start, d) for start, _, d in _lines(path, offset)]
+    session_override = next((f"{d.get('sessionId')}/{d.get('agentId')}" for _, d in lines
+                             if d.get("isSidechain") and d.get("agentId")), None)
     items = []
-    for kind, ref in order:
-        if kind == "prompt":
-            start, d, text = ref
-            payload = {"session_id": session_override or d.get("sessionId"), "cwd": d.get("cwd"),
+    for it in transcript.items(lines):
+        if it["type"] == "prompt":
+            payload = {"session_id": session_override or it["session_id"], "cwd": it["cwd"],
                        "transcript_path": str(path), "hook_event_name": "UserPromptSubmit",
-                       "prompt": text}
-            items.append((start, d.get("timestamp"), payload, True))
+                       "prompt": it["prompt"]}
+            items.append((it["line"], it["timestamp"], payload, True))
             continue
-        start, d, use = uses[ref]
-        res = results.get(ref)
-        payload = {"session_id": session_override or d.get("sessionId"), "cwd": d.get("cwd"),
-                   "transcript_path": str(path), "tool_name": use.get("name"),
-                   "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
-                   "tool_use_id": ref}
-        at = d.get("timestamp")
-        if res is not None:
-            block, rline = res
-            at = rline.get("timestamp") or at
-            text = _text_of(block.get("content"))
-            if block.get("is_error"):
-                payload.update(hook_event_name="PostToolUseFailure", error=text,
+        if not it["tool_use_id"]:
+            continue  # nothing to join its result by: a hook never saw it complete
+        payload = {"session_id": session_override or it["session_id"], "cwd": it["cwd"],
+                   "transcript_path": str(path), "tool_name": it["tool_name"],
+                   "tool_input": it["tool_input"], "tool_use_id": it["tool_use_id"]}
+        at = it["timestamp"]
+        if it["has_result"]:
+            at = it["result_timestamp"] or at
+            if it["is_error"]:
+                payload.update(hook_event_name="PostToolUseFailure", error=it["result_text"],
                                is_interrupt=False)
             else:
-                structured = rline.get("toolUseResult")
-                payload.update(hook_event_name="PostToolUse",
-                               tool_response=structured if structured is not None else text)
-        items.append((start, at, payload, res is not None))
+                payload.update(hook_event_name="PostToolUse", tool_response=it["tool_response"])
+        items.append((it["line"], at, payload, it["has_result"]))
     return items
 
 
@@ -265,7 +205,7 @@ def codex_items(path: Path, offset: int = 0):
             continue
         ptype = p.get("type")
         if ptype == "message" and p.get("role") == "user":
-            user_items.append(("prompt", (start, at, _text_of(p.get("content")), cwd)))
+            user_items.append(("prompt", (start, at, transcript.text_of(p.get("content")), cwd)))
         elif ptype in ("function_call", "custom_tool_call", "local_shell_call"):
             cid = p.get("call_id") or p.get("id")
             if cid:

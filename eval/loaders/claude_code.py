@@ -4,8 +4,8 @@ Two layers:
 
 - :func:`iter_transcript` reads any real transcript and yields its tool calls (each
   ``tool_use`` joined with its ``tool_result`` by ``tool_use_id``) and the user's prompts, in
-  order. It knows nothing of benchmarks; the transcript importer and hook-payload replay
-  reuse it.
+  order. It knows nothing of benchmarks: what a line means is :mod:`brainbox.transcript`,
+  the reader ``brainbox import claude`` uses too.
 - :func:`load` reads the SWE-bench Lite benchmark sessions (``claude-code-swebench-lite``:
   a directory with ``sessions/*.jsonl`` and ``index.tsv``, or one session file) and yields
   :class:`~brainbox.eval.loaders.base.Task` objects.
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, to_unix, warn_skip
 
-from brainbox import shell
+from brainbox import shell, transcript
 
 __all__ = ["is_transcript", "iter_transcript", "load", "load_session"]
 
@@ -51,25 +51,6 @@ SOURCE = "claude_code"
 PROJECT = "/testbed"
 TASK_PREFIX = "Fix this bug to solve the issue based on manual.yaml:"
 
-_INJECTED = (
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "Caveat: The messages below",
-    "[Request interrupted",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<system-reminder>",
-    "<user-prompt-submit-hook>",
-    "This session is being continued",
-    "<task-notification>",
-    "<bash-notification>",
-    "<agent-notification>",
-)
 _FILE_TOOLS = {
     "Read": "read",
     "Edit": "edit",
@@ -95,26 +76,6 @@ _TOOL_ACTION = {
 # --------------------------------------------------------------------------- transcript
 
 
-def _text_of(content) -> str:
-    """Flatten a message/tool_result ``content`` (string or list of parts) to text."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for c in content:
-            if isinstance(c, dict):
-                if c.get("type") == "text":
-                    parts.append(str(c.get("text", "")))
-                elif c.get("type") == "tool_result":
-                    parts.append(_text_of(c.get("content")))
-            elif isinstance(c, str):
-                parts.append(c)
-        return "\n".join(parts)
-    return str(content)
-
-
 def _read_lines(path: Path, strict: bool):
     """Parsed JSON lines with their line numbers. ``strict``: return ``None`` on the first
     bad line (the caller skips the task); else skip bad lines with a warning."""
@@ -138,86 +99,6 @@ def _read_lines(path: Path, strict: bool):
     return out
 
 
-def _prompt_text(d: dict) -> str | None:
-    """The user's prompt on a ``user`` line, or ``None`` for results and injections."""
-    if d.get("isMeta") or d.get("isCompactSummary") or d.get("isVisibleInTranscriptOnly"):
-        return None
-    msg = d.get("message")
-    if not isinstance(msg, dict):
-        return None
-    content = msg.get("content")
-    if isinstance(content, list):
-        if any(isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
-            return None
-        text = "\n".join(
-            str(c.get("text", ""))
-            for c in content
-            if isinstance(c, dict) and c.get("type") == "text"
-        )
-    elif isinstance(content, str):
-        text = content
-    else:
-        return None
-    text = text.strip()
-    if not text or text.startswith(_INJECTED):
-        return None
-    return text
-
-
-def _iter_lines(lines) -> Iterator[dict]:
-    results: dict[str, tuple[dict, dict]] = {}
-    for _, d in lines:
-        if d.get("type") != "user":
-            continue
-        content = (d.get("message") or {}).get("content")
-        if isinstance(content, list):
-            for c in content:
-                if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id"):
-                    results.setdefault(c["tool_use_id"], (c, d))
-    for _, d in lines:
-        kind = d.get("type")
-        if kind == "assistant":
-            content = (d.get("message") or {}).get("content")
-            if not isinstance(content, list):
-                continue
-            for c in content:
-                if not (isinstance(c, dict) and c.get("type") == "tool_use"):
-                    continue
-                res, rline = results.get(c.get("id"), (None, None))
-                text = _text_of(res.get("content")) if res else None
-                structured = rline.get("toolUseResult") if rline else None
-                yield {
-                    "type": "tool",
-                    "session_id": d.get("sessionId"),
-                    "cwd": d.get("cwd"),
-                    "timestamp": d.get("timestamp"),
-                    "tool_name": c.get("name"),
-                    "tool_input": c.get("input") if isinstance(c.get("input"), dict) else {},
-                    "tool_response": structured if structured is not None else text,
-                    "is_error": bool(res.get("is_error")) if res else False,
-                    # extras: the raw text the model saw, ids, and where the call ran
-                    "result_text": text,
-                    "result_timestamp": rline.get("timestamp") if rline else None,
-                    "tool_use_id": c.get("id"),
-                    "uuid": d.get("uuid"),
-                    "is_sidechain": bool(d.get("isSidechain")),
-                    "agent_id": d.get("agentId"),
-                    "has_result": res is not None,
-                }
-        elif kind == "user":
-            text = _prompt_text(d)
-            if text is not None:
-                yield {
-                    "type": "prompt",
-                    "session_id": d.get("sessionId"),
-                    "cwd": d.get("cwd"),
-                    "timestamp": d.get("timestamp"),
-                    "prompt": text,
-                    "uuid": d.get("uuid"),
-                    "is_sidechain": bool(d.get("isSidechain")),
-                }
-
-
 def iter_transcript(path) -> Iterator[dict]:
     """Tool calls and user prompts of one Claude Code transcript, in file order.
 
@@ -232,9 +113,11 @@ def iter_transcript(path) -> Iterator[dict]:
     command and local-command echoes, interruption notices, compaction summaries and system
     lines are not prompts. ``progress``, ``summary``, ``file-history-snapshot`` and
     ``queue-operation`` lines are skipped. A bad JSON line is skipped with a warning.
+    Each item's ``line`` is its line number. The lines are read here, their meaning is
+    :mod:`brainbox.transcript`'s (shared with ``brainbox import claude``).
     """
     path = Path(path)
-    yield from _iter_lines(_read_lines(path, strict=False))
+    yield from transcript.items(_read_lines(path, strict=False))
 
 
 def is_transcript(path) -> bool:
@@ -434,7 +317,7 @@ def load_session(path, task_id: str | None = None) -> Task | None:
     lines = _read_lines(path, strict=True)
     if lines is None:
         return None
-    items = list(_iter_lines(lines))
+    items = list(transcript.items(lines))
     start = next(
         (
             i
