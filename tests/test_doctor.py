@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from brainbox.storage import db
 
+from brainbox import store
 from tests.damage import damaged_db
 
 
@@ -35,9 +35,9 @@ def settings(tmp_path, command):
 @pytest.fixture
 def healthy(tmp_path, brainbox_home):
     brainbox_home.mkdir(mode=0o700)
-    conn = db.connect()
-    db.append_events(conn, [{"at": 1.0, "session": "s", "project": "/p", "kind": "tool",
-                             "tool": "Read", "files": ["a.py"]}])
+    conn = store.connect()
+    store.append_events(conn, [{"at": 1.0, "session": "s", "project": "/p", "kind": "tool",
+                                "tool": "Read", "files": ["a.py"]}])
     conn.close()
     settings(tmp_path, f"{sys.executable} -m brainbox.cli.entry")
     return brainbox_home

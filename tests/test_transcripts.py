@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from brainbox.cli import transcripts
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
-from brainbox.storage import db as dbmod
 
+from brainbox import store
 from brainbox.events import parse_time
 
 SPOTTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts" / \
@@ -22,9 +22,9 @@ MAIN = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 
 def stored(kind=None):
-    conn = dbmod.connect()
+    conn = store.connect()
     try:
-        evs = list(dbmod.iter_events(conn))
+        evs = list(store.iter_events(conn))
     finally:
         conn.close()
     return [e for e in evs if kind is None or e["kind"] == kind]
@@ -227,7 +227,7 @@ def test_since_records_what_it_imported_so_a_wider_import_gets_the_older_events(
     assert week.returncode == 0, week.stderr
     assert json.loads(week.stdout)["events"] == 0  # the transcript is from months ago
     wide = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
-    plain = transcripts.import_sessions("claude", spotter, conn=dbmod.connect(":memory:"))
+    plain = transcripts.import_sessions("claude", spotter, conn=store.connect(":memory:"))
     assert wide["events"] == plain["events"] > 254 and len(stored()) == wide["events"]
     again = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
     assert again["events"] == 0 and again["files_read"] == 0  # and nothing twice
@@ -245,12 +245,12 @@ def test_a_narrow_then_a_wider_since_imports_each_event_once(spotter):
     assert third["events"] == 0
     assert first["events"] + second["events"] == len(stored())
     ids = [(e["session"], e["at"], e["kind"], e["tool"], e["prompt"]) for e in stored()]
-    fresh = dbmod.connect(":memory:")
+    fresh = store.connect(":memory:")
     conn_stats = transcripts.import_sessions("claude", spotter, conn=fresh, project=None)
     assert conn_stats["events"] == len(ids)  # the same events as one plain import
     assert sorted(ids, key=repr) == sorted(
         ((e["session"], e["at"], e["kind"], e["tool"], e["prompt"])
-         for e in dbmod.iter_events(fresh)), key=repr)
+         for e in store.iter_events(fresh)), key=repr)
 
 
 def test_a_folder_named_jsonl_and_a_fifo_are_skipped_and_garbage_is_reported(tmp_path):
@@ -294,13 +294,13 @@ def test_a_missing_path_is_reported_with_exit_1(tmp_path):
 def test_compaction_summaries_are_not_imported_as_prompts():
     if not SPOTTER.is_dir():
         pytest.skip("../shared/data/transcripts is absent")
-    conn = dbmod.connect(":memory:")
+    conn = store.connect(":memory:")
     transcripts.import_sessions("claude", SPOTTER, conn=conn)
-    prompts = [e["prompt"] for e in dbmod.iter_events(conn) if e["kind"] == "prompt"]
+    prompts = [e["prompt"] for e in store.iter_events(conn) if e["kind"] == "prompt"]
     assert prompts  # real prompts are still there
     assert not any(p.startswith(("Your task is to create a detailed summary",
                                  "This session is being continued")) for p in prompts)
-    assert not any("/acompact-" in e["session"] for e in dbmod.iter_events(conn))
+    assert not any("/acompact-" in e["session"] for e in store.iter_events(conn))
 
 
 def test_a_bad_since_names_the_option_once():
@@ -310,7 +310,7 @@ def test_a_bad_since_names_the_option_once():
 
 def test_a_project_filter_then_a_plain_import_gets_the_rest_once(spotter, tmp_path):
     """The cursor after `--project P` holds what P left out: a plain import gets it."""
-    fresh = dbmod.connect(":memory:")
+    fresh = store.connect(":memory:")
     plain = transcripts.import_sessions("claude", spotter, conn=fresh)
     other = str(tmp_path / "elsewhere")
     assert transcripts.import_sessions("claude", spotter, project=other)["events"] == 0
@@ -326,4 +326,4 @@ def test_a_project_filter_then_a_plain_import_gets_the_rest_once(spotter, tmp_pa
     def key(e):
         return repr((e["session"], e["at"], e["kind"], e["tool"], e["prompt"], e["files"]))
 
-    assert sorted(map(key, stored())) == sorted(map(key, dbmod.iter_events(fresh)))
+    assert sorted(map(key, stored())) == sorted(map(key, store.iter_events(fresh)))
