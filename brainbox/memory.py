@@ -271,5 +271,104 @@ class Memory:
             "db_path": self.path,
         }
 
+    def count_events(self) -> int:
+        """Events in the log (the daemon compares it with what it folded: a drop means
+        `forget` deleted some, and the state is reloaded)."""
+        return dbmod.count_events(self.conn)
+
+    # --- answers for the hooks, the daemon and MCP -------------------------------------
+
+    def suggest(self, query: str, *, project: str, session: str | None = None,
+                limit: int = 5) -> list[dict]:
+        """The prompt hook's list: recall's best `limit` files that still exist under the
+        project root (recall is asked for 4 x `limit`), each with its rank among those
+        kept, a few words of evidence (`why`), the file it was reached from (`via`) and
+        its confidence."""
+        items = []
+        for r in self.recall(query, project=project, session=session, limit=limit * 4):
+            if not _on_disk(project, r.path):
+                continue
+            src = r.via_edge[0] if r.via_edge else None
+            items.append({"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
+                          "via": src, "confidence": round(r.confidence, 4)})
+            if len(items) >= limit:
+                break
+        return items
+
+    def session_start(self, project: str, session: str | None = None,
+                      k: int = 40) -> list[dict]:
+        """The project's most likely files with no query, those of the best `k` that
+        still exist under the project root: session evidence when the session has
+        touched files (recall's recency/recurrence channels), else access count and
+        recency fused by reciprocal rank with recall's weights and constant (frequency
+        `LAMBDA["frequency"]`, recency `LAMBDA["recency"]`, k = `RRF_K`); ties by id."""
+        return [it for it in self._start_ranking(project, session, k)
+                if _on_disk(project, it["path"])]
+
+    def _start_ranking(self, project: str, session: str | None, k: int) -> list[dict]:
+        import numpy as np
+
+        from brainbox.recall import LAMBDA, RRF_K
+
+        if session:
+            hits = self.recall("", project=project, session=session, limit=k)
+            if hits:
+                return [{"path": r.path, "why": _evidence(r)} for r in hits]
+        st = self.state
+        files = np.asarray([rid for rid, (kind, proj) in enumerate(zip(st.res_kind, st.res_project))
+                            if kind == FILE and proj == project], np.int64)
+        if files.size == 0:
+            return []
+        n = st.n[files].astype(np.float64)
+        last = st.last[files]
+        r_n = np.empty(files.size)
+        r_n[np.lexsort((files, -n))] = np.arange(1, files.size + 1)
+        r_t = np.empty(files.size)
+        r_t[np.lexsort((files, -last))] = np.arange(1, files.size + 1)
+        score = LAMBDA["frequency"] / (RRF_K + r_n) + LAMBDA["recency"] / (RRF_K + r_t)
+        order = np.lexsort((files, -score))[:k]
+        return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
+                for i in order.tolist()]
+
+    def fix_files(self, fingerprint: str, project: str, k: int = 5) -> list[dict]:
+        """The files of `project` an error (by its fingerprint) is most strongly linked
+        to, strongest first (ties by path): the files that fixed it before."""
+        self.sync()
+        st = self.state
+        eid = st.res_index.get((ERROR, "", fingerprint))
+        if eid is None:
+            return []
+        w = st.graph()
+        lo, hi = int(w.indptr[eid]), int(w.indptr[eid + 1])
+        out = []
+        for col, weight in zip(w.indices[lo:hi].tolist(), w.data[lo:hi].tolist()):
+            if st.res_kind[col] == FILE and st.res_project[col] == project:
+                out.append({"path": st.res_key[col], "weight": round(float(weight), 4)})
+        out.sort(key=lambda x: (-x["weight"], x["path"]))
+        return out[:k]
+
+
+def _on_disk(project: str, path: str) -> bool:
+    """Never suggest a file that is gone: it must exist under the project root now."""
+    if not project or not path or path.startswith("/") or ".." in path.split("/"):
+        return False
+    return os.path.isfile(os.path.join(project, path))
+
+
+def _evidence(result: Result) -> str:
+    """A few words of evidence for one recall result, from its channels and via edge."""
+    ch = result.channels or {}
+    if result.via_edge:
+        return f"linked from {result.via_edge[0]}"
+    if "lexical" in ch:
+        return "matches query"
+    if "recurrence" in ch:
+        return "used with recent files"
+    if ch.get("recency", 99) <= 3:
+        return "used recently"
+    if ch.get("frequency", 99) <= 5:
+        return "used often"
+    return "related"
+
 
 __all__ = ["Memory", "Result", "Params", "FILE", "TOOL", "ERROR"]

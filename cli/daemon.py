@@ -80,11 +80,12 @@ import os
 import sys
 import time
 
+from brainbox import paths
+
 TYPE_CHECKING = False  # `typing` is not imported at run time, for the same reason
 if TYPE_CHECKING:
     from pathlib import Path
 
-SOCK_NAME = "daemon.sock"
 LOCK_NAME = "daemon.lock"
 INFO_NAME = "daemon.json"
 LOG_NAME = "daemon.log"
@@ -96,53 +97,11 @@ MAX_LINE = 1 << 20
 LOG_MAX = 1 << 20
 MAX_CONNECTIONS = 32
 REQUEST_DEADLINE = 5.0  # seconds for one whole request line ($BRAINBOX_DAEMON_DEADLINE)
-TMP = "/tmp"  # the fallback socket folder's parent (tests point it elsewhere)
 ACK = b'{"ack": true}\n'  # the `hook` op's receipt: from here on the daemon records
 ACK_OPS = frozenset({"hook"})
 
 
 # --------------------------------------------------------------------------- paths
-
-
-def home_dir() -> Path:
-    from brainbox.storage.db import home_dir as _home
-
-    return _home()
-
-
-def _home_str() -> str:
-    """`home_dir()` as a string, without importing storage (sqlite3) or pathlib."""
-    return os.environ.get("BRAINBOX_HOME") or os.path.join(os.path.expanduser("~"), ".brainbox")
-
-
-def db_path() -> str:
-    """`storage.db.default_db_path()`, absolute; computed here because the prompt hook
-    names the database in its request and must not import sqlite3 for that."""
-    return os.path.abspath(os.environ.get("BRAINBOX_DB") or os.path.join(_home_str(),
-                                                                         "brainbox.db"))
-
-
-def socket_path(home: Path | str | None = None) -> str:
-    home = os.fspath(home) if home is not None else _home_str()
-    path = os.path.abspath(os.path.join(home, SOCK_NAME))
-    if len(path.encode()) <= 100:
-        return path
-    import hashlib
-
-    digest = hashlib.sha1(path.encode()).hexdigest()[:16]
-    run = os.environ.get("XDG_RUNTIME_DIR") or ""
-    if run.startswith("/") and len(run.encode()) <= 70 and _private_runtime(run):
-        return os.path.join(run, f"brainbox-{digest}.sock")
-    return f"{TMP}/brainbox-{os.geteuid()}/{digest}.sock"
-
-
-def _private_runtime(run: str) -> bool:
-    """$XDG_RUNTIME_DIR is usable: a real folder (lstat) of ours with mode 0700."""
-    try:
-        st = os.lstat(run)
-    except OSError:
-        return False
-    return (st.st_mode & 0o170777) == 0o040700 and st.st_uid == os.geteuid()
 
 
 def _socket_problem(path: str) -> str | None:
@@ -153,7 +112,7 @@ def _socket_problem(path: str) -> str | None:
     try:
         st = os.lstat(folder)
         if (st.st_mode & 0o170000) == 0o120000:
-            if os.path.basename(path) != SOCK_NAME:  # only a home may be a symlink
+            if os.path.basename(path) != paths.SOCK_NAME:  # only a home may be a symlink
                 return f"{folder} is a symlink"
             st = os.stat(folder)
     except OSError as exc:
@@ -209,7 +168,7 @@ def request(req: dict, timeout: float = 1.0, home: Path | None = None) -> dict |
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         s.settimeout(max(0.001, timeout))
-        trusted_connect(s, socket_path(home))
+        trusted_connect(s, paths.socket_path(home))
         s.sendall(json.dumps(req, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
         buf = bytearray()
         while not buf.endswith(b"\n"):
@@ -233,7 +192,7 @@ def request(req: dict, timeout: float = 1.0, home: Path | None = None) -> dict |
 
 def call(op: str, timeout: float = 1.0, home: Path | None = None, **fields):
     """`request` for one op: the result, or None (no daemon, timeout, or an error)."""
-    answer = request({"op": op, "db": db_path(), **fields}, timeout, home)
+    answer = request({"op": op, "db": paths.db_path(), **fields}, timeout, home)
     if answer and answer.get("ok"):
         return answer.get("result")
     return None
@@ -267,7 +226,7 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
 
     from brainbox.storage import files
 
-    home = Path(home) if home is not None else home_dir()
+    home = Path(home if home is not None else paths.home())
     try:
         files.private_dir(home, what="home", tighten=True)
     except files.StoreError:
@@ -293,7 +252,7 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
             files.write_private(marker, str(os.getpid()).encode())
         except (OSError, files.StoreError):
             return False
-        path = socket_path(home)
+        path = paths.socket_path(home)
         if os.path.dirname(path) != os.path.abspath(home):
             problem = _folder_problem(path)
             if problem:
@@ -316,7 +275,7 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
 def _folder_problem(path: str) -> str | None:
     """The fallback socket folder (not the home): made 0700 here, or why it is refused."""
     folder = os.path.dirname(path)
-    if _private_runtime(folder):
+    if paths.private_runtime(folder):
         return None
     from brainbox.storage.files import strict_dir
 
@@ -340,8 +299,8 @@ def _lock_pid(home: Path) -> int | None:
 def status(home: Path | None = None) -> dict:
     from pathlib import Path
 
-    home = Path(home) if home is not None else home_dir()
-    info = {"running": False, "socket": socket_path(home), "pid": None, "db": None}
+    home = Path(home if home is not None else paths.home())
+    info = {"running": False, "socket": paths.socket_path(home), "pid": None, "db": None}
     answer = request({"op": "ping"}, 1.0, home)
     if answer and answer.get("ok"):
         info.update(running=True, **answer["result"])
@@ -359,7 +318,7 @@ def stop(home: Path | None = None, wait: float = 10.0) -> dict:
     import signal
     from pathlib import Path
 
-    home = Path(home) if home is not None else home_dir()
+    home = Path(home if home is not None else paths.home())
     before = status(home)
     if not before["running"] and not before.get("starting"):
         return {"stopped": False, "was_running": False}
@@ -393,7 +352,7 @@ class Service:
     daemon can be had (then `autosave` saves what a request folded)."""
 
     def __init__(self, db: str | None = None, autosave: bool = False):
-        self.db = os.path.abspath(db) if db else db_path()
+        self.db = os.path.abspath(db) if db else paths.db_path()
         self.autosave = autosave
         self.mem = None
         self.count = 0
@@ -455,7 +414,6 @@ class Service:
     def refresh(self) -> int:
         """Ingest spooled hook events, reload after deletions, fold what is new."""
         from brainbox.cli.hooks import drain_spool
-        from brainbox.storage import db as dbmod
 
         mem = self.memory()
         try:
@@ -463,14 +421,14 @@ class Service:
         except Exception:  # noqa: BLE001 - a bad spool file must not stop recall
             pass
         folded = mem.sync()
-        total = dbmod.count_events(mem.conn)
+        total = mem.count_events()
         if self.count and total != self.count + folded:
             # Events were deleted (forget) or rewritten: the folded state is stale.
             self.mem.close()
             self.mem = None
             mem = self.memory()
             folded = mem.sync()
-            total = dbmod.count_events(mem.conn)
+            total = mem.count_events()
         self.count = total
         if folded:
             self.dirty = True
@@ -544,23 +502,12 @@ class Service:
     def op_suggest(self, req):
         from brainbox.cli.hooks import format_suggestions
 
-        from brainbox.recall import recall
-
         self.refresh()
         mem = self.memory()
         project = req.get("project") or _project(req.get("cwd"))
         limit = max(1, min(int(req.get("limit") or 5), 10))
-        results = recall(mem.index, str(req.get("query") or ""), project=project,
-                         session=req.get("session"), limit=limit * 4)
-        items = []
-        for r in results:
-            if not _exists(project, r.path):
-                continue
-            src = r.via_edge[0] if r.via_edge else None
-            items.append({"path": r.path, "rank": len(items) + 1, "why": _why(r),
-                          "via": src, "confidence": round(r.confidence, 4)})
-            if len(items) >= limit:
-                break
+        items = mem.suggest(str(req.get("query") or ""), project=project,
+                            session=req.get("session"), limit=limit)
         tools = []
         if items and req.get("session"):
             tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
@@ -572,8 +519,7 @@ class Service:
 
         self.refresh()
         project = req.get("project") or _project(req.get("cwd"))
-        ranked = self.project_files(project, req.get("session"), 40)
-        items = [it for it in ranked if _exists(project, it["path"])]
+        items = self.memory().session_start(project, req.get("session"), 40)
         text, items = format_start(items, int(req.get("max_chars") or 1200))
         return {"text": text, "items": items}
 
@@ -622,38 +568,6 @@ class Service:
             guard.close()
         return {"output": output}
 
-    # --- helpers -----------------------------------------------------------------------
-
-    def project_files(self, project: str, session: str | None, k: int) -> list[dict]:
-        """The project's most likely files with no query: session evidence when the
-        session has touched files (recall's recency/recurrence channels), else access
-        count and recency fused by reciprocal rank (weights 2 and 1, as in recall)."""
-        import numpy as np
-
-        from brainbox.recall import recall
-        from brainbox.state import FILE
-
-        mem = self.memory()
-        if session:
-            hits = recall(mem.index, "", project=project, session=session, limit=k)
-            if hits:
-                return [{"path": r.path, "why": _why(r)} for r in hits]
-        st = mem.state
-        files = np.asarray([rid for rid, (kind, proj) in enumerate(zip(st.res_kind, st.res_project))
-                            if kind == FILE and proj == project], np.int64)
-        if files.size == 0:
-            return []
-        n = st.n[files].astype(np.float64)
-        last = st.last[files]
-        r_n = np.empty(files.size)
-        r_n[np.lexsort((files, -n))] = np.arange(1, files.size + 1)
-        r_t = np.empty(files.size)
-        r_t[np.lexsort((files, -last))] = np.arange(1, files.size + 1)
-        score = 2.0 / (20.0 + r_n) + 1.0 / (20.0 + r_t)
-        order = np.lexsort((files, -score))[:k]
-        return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
-                for i in order.tolist()]
-
 
 def _hook_cwd(payload: dict, here) -> dict:
     """The payload as the hook process would have mapped it: hookmap falls back to the
@@ -675,29 +589,6 @@ def _project(cwd) -> str:
     return project_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
 
 
-def _exists(project: str, path: str) -> bool:
-    """Never suggest a file that is gone: it must exist under the project root now."""
-    if not project or not path or path.startswith("/") or ".." in path.split("/"):
-        return False
-    return os.path.isfile(os.path.join(project, path))
-
-
-def _why(result) -> str:
-    """A few words of evidence for one recall result, from its channels and via edge."""
-    ch = result.channels or {}
-    if result.via_edge:
-        return f"linked from {result.via_edge[0]}"
-    if "lexical" in ch:
-        return "matches query"
-    if "recurrence" in ch:
-        return "used with recent files"
-    if ch.get("recency", 99) <= 3:
-        return "used recently"
-    if ch.get("frequency", 99) <= 5:
-        return "used often"
-    return "related"
-
-
 # --------------------------------------------------------------------------- server
 
 
@@ -714,7 +605,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
 
     from brainbox.storage import files
 
-    home = Path(home) if home is not None else home_dir()
+    home = Path(home if home is not None else paths.home())
     try:
         files.private_dir(home, what="home", tighten=True)
         lock_fd = files.open_private(home / LOCK_NAME, os.O_RDWR | os.O_CREAT)
@@ -728,7 +619,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
         return 3
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, str(os.getpid()).encode())
-    path = socket_path(home)
+    path = paths.socket_path(home)
     if os.path.dirname(path) != os.path.abspath(home):
         problem = _folder_problem(path)
         if problem:

@@ -101,6 +101,8 @@ import os
 import sys
 import time
 
+from brainbox import paths
+
 TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 DEFAULT_BUDGET = {"tool": 0.2, "prompt": 1.5}
 WATCHDOG_LOCK_WAIT = 0.3
@@ -134,10 +136,6 @@ _config_cache: dict | None = None
 # --------------------------------------------------------------------------- config
 
 
-def home() -> str:
-    return os.environ.get("BRAINBOX_HOME") or os.path.join(os.path.expanduser("~"), ".brainbox")
-
-
 def config(key: str, default=None):
     """A setting: the environment variable wins, then `$BRAINBOX_HOME/config.json`."""
     global _config_cache
@@ -146,7 +144,7 @@ def config(key: str, default=None):
         return os.environ[env]
     if _config_cache is None:
         try:
-            with open(os.path.join(home(), "config.json"), encoding="utf-8") as fh:
+            with open(os.path.join(paths.home(), "config.json"), encoding="utf-8") as fh:
                 loaded = json.load(fh)
             _config_cache = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
@@ -559,7 +557,7 @@ def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
         here = ""
     from brainbox.cli import daemon
 
-    req = {"op": "hook", "db": daemon.db_path(), "agent": agent, "event": event,
+    req = {"op": "hook", "db": paths.db_path(), "agent": agent, "event": event,
            "payload": payload, "at": time.time(), "cwd": here, "settings": _settings(guard),
            "budget": round(max(0.0, guard.remaining()), 3)}
     try:  # ASCII JSON: lone surrogates survive the trip as escapes, as in the payload
@@ -568,7 +566,7 @@ def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
         return False, None
     if len(data) > daemon.MAX_LINE:
         return False, None
-    return _handoff(data, daemon.socket_path(), guard)
+    return _handoff(data, paths.socket_path(), guard)
 
 
 def _handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
@@ -822,7 +820,7 @@ def ask(req: dict, guard) -> dict | None:
     if guard.daemon_state == "absent":  # the handoff found no daemon a moment ago
         guard.spawn_daemon = True
     elif enabled("daemon") and guard.daemon_state != "timeout":
-        req = dict(req, db=daemon.db_path())
+        req = dict(req, db=paths.db_path())
         answer = daemon.request(req, timeout=max(0.01, guard.remaining() - 0.05))
         if answer is not None:
             if answer.get("ok"):
@@ -897,7 +895,7 @@ def _session_file(session: str) -> str:
         import hashlib
 
         name = "h-" + hashlib.sha1(session.encode("utf-8", "replace")).hexdigest()[:24]
-    return os.path.join(home(), "sessions", f"{name}.jsonl")
+    return os.path.join(paths.home(), "sessions", f"{name}.jsonl")
 
 
 def remember(session: str, batch: dict) -> None:
@@ -967,46 +965,11 @@ def take_pending(session: str) -> list[dict]:
     return [b for b in batches[-PENDING_BATCHES:] if isinstance(b, dict) and b.get("items")]
 
 
-def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
-    """Which suggestions the session used after they were made, and the reward
-    R = sum over used items of v/r - 2 * T/1000 per batch (v 1 read, 1.5 edited; r the
-    rank; T the injected characters / 4). Items are merged by path over batches: used
-    or edited in any, the best rank, the first via."""
-    merged: dict[str, dict] = {}
-    reward = 0.0
-    for b in batches:
-        after, since = int(b.get("after_id") or 0), float(b.get("at") or 0.0)
-        touched: dict[str, bool] = {}
-        for e in events:
-            if e.get("kind") != "tool" or e.get("project") != b.get("project"):
-                continue
-            if (e["id"] <= after) if after else (float(e.get("at") or 0) < since):
-                continue
-            files = e.get("files") or []
-            acts = (e.get("meta") or {}).get("file_actions")
-            if not (isinstance(acts, list) and len(acts) == len(files)):
-                acts = [e.get("action")] * len(files)
-            for f, a in zip(files, acts):
-                touched[f] = touched.get(f, False) or a == "edit"
-        for it in b.get("items") or ():
-            path, rank = it.get("path"), max(1, int(it.get("rank") or 1))
-            used, edited = path in touched, touched.get(path, False)
-            if used:
-                reward += (1.5 if edited else 1.0) / rank
-            m = merged.setdefault(path, {"path": path, "used": False, "via": None,
-                                         "rank": rank, "edited": False})
-            m["used"] = m["used"] or used
-            m["edited"] = m["edited"] or edited
-            m["rank"] = min(m["rank"], rank)
-            m["via"] = m["via"] or it.get("via")
-        reward -= 2.0 * (float(b.get("chars") or 0) / 4.0) / 1000.0
-    return list(merged.values()), round(reward, 6)
-
-
 def _on_stop(ev: dict, guard) -> None:
     from brainbox.storage import db as dbmod
 
     from brainbox.events import normalize
+    from brainbox.feedback import score
 
     batches = take_pending(ev["session"])
     if batches:
@@ -1042,7 +1005,7 @@ def fold(guard) -> None:
     from brainbox.cli import daemon
 
     if enabled("daemon") and guard.daemon_state not in ("absent", "timeout"):
-        answer = daemon.request({"op": "sync", "db": daemon.db_path()},
+        answer = daemon.request({"op": "sync", "db": paths.db_path()},
                                 timeout=max(0.01, guard.remaining() - 0.05))
         if answer is not None and answer.get("ok"):
             return
@@ -1059,7 +1022,7 @@ def fold(guard) -> None:
 
 
 def spool_dir() -> str:
-    return os.path.join(home(), "spool")
+    return os.path.join(paths.home(), "spool")
 
 
 class UnsafeSpool(OSError):
@@ -1073,7 +1036,7 @@ def _spool_folder(create: bool = True) -> str:
 
     d = spool_dir()
     if create:
-        files.private_dir(home(), what="brainbox home", tighten=True)
+        files.private_dir(paths.home(), what="brainbox home", tighten=True)
     elif not os.path.lexists(d):
         raise FileNotFoundError(d)
     why = files.strict_dir(d)
@@ -1289,7 +1252,7 @@ def log_failure(agent, event, what: str, exc: BaseException | None = None) -> No
 
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             entry += tb[-4000:]
-        _append_log(os.path.join(home(), LOG_NAME), entry, rotate=True)
+        _append_log(os.path.join(paths.home(), LOG_NAME), entry, rotate=True)
     except BaseException as why:  # noqa: BLE001
         _safe(_fallback_log, entry, why)
 
@@ -1326,7 +1289,7 @@ def _fallback_log(entry: str, why: BaseException) -> None:
             return  # bounded: the first entries say what went wrong
     except OSError:
         pass
-    note = f"(hook-errors.log in {home()} not written: {type(why).__name__}: {why})\n"
+    note = f"(hook-errors.log in {paths.home()} not written: {type(why).__name__}: {why})\n"
     _append_log(path, entry + note, rotate=False)
 
 
@@ -1346,7 +1309,7 @@ def last_errors(n: int = 5) -> list[str]:
     """The newest `n` entries of hook-errors.log and of the fallback log (for `brainbox
     doctor`), oldest first; an entry starts with its local time, so they sort by it."""
     entries = []
-    for path in (os.path.join(home(), LOG_NAME), fallback_log_path()):
+    for path in (os.path.join(paths.home(), LOG_NAME), fallback_log_path()):
         if path is None:
             continue
         try:

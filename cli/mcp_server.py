@@ -71,26 +71,6 @@ def _project(cwd: str | None) -> str:
     return project_root(cwd or os.getcwd())
 
 
-def fix_files(mem, fp: str, project: str, k: int = 5) -> list[dict]:
-    """The files an error node is most strongly linked to, in `project`."""
-    from brainbox.state import ERROR, FILE
-
-    mem.sync()
-    st = mem.state
-    eid = st.res_index.get((ERROR, "", fp))
-    if eid is None:
-        return []
-    g = st.graph()  # a Graph (indptr, indices, data, ...) or, before, a (csr, order) pair
-    w = g if hasattr(g, "indptr") else g[0]
-    lo, hi = int(w.indptr[eid]), int(w.indptr[eid + 1])
-    out = []
-    for col, weight in zip(w.indices[lo:hi].tolist(), w.data[lo:hi].tolist()):
-        if st.res_kind[col] == FILE and st.res_project[col] == project:
-            out.append({"path": st.res_key[col], "weight": round(float(weight), 4)})
-    out.sort(key=lambda x: (-x["weight"], x["path"]))
-    return out[:k]
-
-
 def _build():
     try:
         from mcp.server.fastmcp import FastMCP
@@ -177,7 +157,7 @@ def _build():
                "command": command, "error": text, "exit_code": 1}
         guard(mem.record, raw)
         fp = fingerprint(text)
-        return {"fingerprint": fp, "fix_files": fix_files(mem, fp, _project(cwd))}
+        return {"fingerprint": fp, "fix_files": mem.fix_files(fp, _project(cwd))}
 
     @server.tool()
     def resolve(

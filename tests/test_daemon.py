@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from brainbox import paths
 from brainbox.cli import daemon, hooks
 from brainbox.storage import db as dbmod
 
@@ -85,6 +86,52 @@ def test_service_answers_every_op(repo):
         svc.close()
 
 
+def test_memory_builds_the_answers_the_daemon_sends(repo):
+    """`Memory.suggest`, `Memory.session_start` and `Memory.fix_files` (the engine's
+    answers, issue 14): files that are gone are never listed, evidence words come with
+    each, the start list with no session fuses access count and recency."""
+    from brainbox.memory import Memory
+
+    with Memory.open(paths.db_path(), autosave=False) as mem:
+        for s in range(3):
+            mem.record({"session": f"p{s}", "cwd": str(repo), "tool": "Read", "at": 10.0 + s,
+                        "files": ["src/auth/login.py"]})
+            mem.record({"session": f"p{s}", "cwd": str(repo), "tool": "Edit", "at": 10.5 + s,
+                        "files": ["src/auth/session.py"]})
+        mem.record({"session": "p3", "cwd": str(repo), "tool": "Read", "at": 20.0,
+                    "files": ["src/billing.py"]})
+        items = mem.suggest("auth login", project=str(repo), session="new", limit=1)
+        assert [(it["path"], it["rank"], it["why"]) for it in items] == [
+            ("src/auth/login.py", 1, "matches query")]
+        assert set(items[0]) == {"path", "rank", "why", "via", "confidence"}
+        # no session evidence: 2 / (20 + count rank) + 1 / (20 + recency rank); counts
+        # 3, 3, 1 (ties by id: login first), billing newest, login oldest:
+        # login 2/21 + 1/23 > session 2/22 + 1/22 > billing 2/23 + 1/21
+        start = mem.session_start(str(repo))
+        assert [it["path"] for it in start] == ["src/auth/login.py", "src/auth/session.py",
+                                                "src/billing.py"]
+        assert start[0]["why"] == "used 3x" and start[2]["why"] == "used 1x"
+        # a session that touched files: recall's session evidence, in recall's order
+        hits = mem.recall("", project=str(repo), session="p3", limit=40)
+        assert hits and [it["path"] for it in mem.session_start(str(repo), "p3")] == [
+            r.path for r in hits]
+        (repo / "src" / "auth" / "session.py").unlink()  # gone: never listed
+        assert "src/auth/session.py" not in {it["path"] for it in mem.session_start(str(repo))}
+        assert "src/auth/session.py" not in {
+            it["path"] for it in mem.suggest("auth session", project=str(repo))}
+        assert mem.session_start(str(repo / "elsewhere")) == []
+        assert mem.fix_files("NO_SUCH|error", str(repo)) == []
+        mem.record({"session": "e", "cwd": str(repo), "tool": "Bash", "command": "pytest",
+                    "exit_code": 1, "error": "KeyError: 'user_id'"})
+        from brainbox.fingerprint import fingerprint
+
+        fp = fingerprint("KeyError: 'user_id'")
+        mem.resolve("KeyError: 'user_id'", ["src/billing.py"], cwd=str(repo))
+        fixes = mem.fix_files(fp, str(repo))
+        assert fixes[0]["path"] == "src/billing.py" and fixes[0]["weight"] > 0.8
+        assert mem.fix_files(fp, "/another/project") == []
+
+
 def test_service_reloads_after_forget(repo):
     hook(repo, "Read", "src/auth/login.py")
     hook(repo, "Read", "src/billing.py")
@@ -102,9 +149,9 @@ def test_service_reloads_after_forget(repo):
 
 def test_long_home_paths_get_a_short_socket(tmp_path):
     deep = tmp_path / ("d" * 120)
-    path = daemon.socket_path(deep)
+    path = paths.socket_path(deep)
     assert len(path.encode()) <= 100 and path.startswith("/tmp/brainbox-")
-    assert daemon.socket_path(Path("/tmp/h")) == "/tmp/h/daemon.sock"
+    assert paths.socket_path(Path("/tmp/h")) == "/tmp/h/daemon.sock"
 
 
 # --------------------------------------------------------------------------- processes
@@ -115,13 +162,13 @@ def test_serve_detach_status_stop_and_json(home, repo):
     r = cli("serve", "--detach", "--json")
     assert r.returncode == 0, r.stderr
     st = wait_running(home)
-    assert st["db"] == str(dbmod.default_db_path())
+    assert st["db"] == paths.db_path()
     r = cli("serve", "--status", "--json")
     data = json.loads(r.stdout)
     assert data["running"] and data["pid"] == st["pid"]
     # the daemon answers over the socket with the same JSON-lines protocol
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(daemon.socket_path(home))
+    s.connect(paths.socket_path(home))
     s.sendall(b'not json\n{"op": "ping"}\n')
     f = s.makefile("rb")
     assert json.loads(f.readline()) == {"ok": False, "error": "not JSON"}
@@ -130,7 +177,7 @@ def test_serve_detach_status_stop_and_json(home, repo):
     r = cli("serve", "--stop", "--json")
     assert json.loads(r.stdout)["stopped"] is True
     assert not daemon.status(home)["running"]
-    assert not Path(daemon.socket_path(home)).exists()
+    assert not Path(paths.socket_path(home)).exists()
     assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
 
 
@@ -144,7 +191,7 @@ def test_one_daemon_per_home(home):
 
 
 def test_a_stale_socket_is_replaced(home):
-    path = daemon.socket_path(home)
+    path = paths.socket_path(home)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(path)
     s.close()  # the file stays, nobody listens: a daemon that crashed
@@ -170,7 +217,7 @@ def test_the_daemon_exits_when_idle(home):
     p = subprocess.Popen([sys.executable, "-m", "brainbox.cli.daemon", "--serve", "--idle", "1"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.wait(timeout=120) == 0
-    assert not Path(daemon.socket_path(home)).exists()
+    assert not Path(paths.socket_path(home)).exists()
     assert daemon._lock_free(home)
 
 
@@ -283,15 +330,17 @@ def test_prompt_start_and_stop_hooks_hand_their_payload_to_the_daemon(home, repo
     assert not (Path(hooks.spool_dir()).exists() and list(Path(hooks.spool_dir()).iterdir()))
 
 
-def test_client_paths_match_storage_without_importing_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "h" / ".." / "h2/"))
-    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
-    assert daemon.socket_path() == daemon.socket_path(dbmod.home_dir())
+def test_client_paths_are_the_homes_without_importing_storage(tmp_path, monkeypatch):
+    # one rule (brainbox.paths) for the client, the daemon and storage's callers
+    home = str(tmp_path / "h" / ".." / "h2/")
+    monkeypatch.setenv("BRAINBOX_HOME", home)
+    assert paths.db_path() == os.path.abspath(os.path.join(home, "brainbox.db"))
+    assert paths.socket_path() == paths.socket_path(Path(home))
     monkeypatch.setenv("BRAINBOX_DB", "rel/x.db")
-    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
+    assert paths.db_path() == os.path.abspath("rel/x.db")
     monkeypatch.delenv("BRAINBOX_HOME")
     monkeypatch.delenv("BRAINBOX_DB")
-    assert daemon.db_path() == os.path.abspath(str(dbmod.default_db_path()))
+    assert paths.db_path() == os.path.abspath(os.path.expanduser("~/.brainbox/brainbox.db"))
 
 
 # --------------------------------------------------------------------------- fairness (D14)
@@ -303,7 +352,7 @@ def test_slow_clients_do_not_starve_a_ping(home, monkeypatch):
     monkeypatch.setenv("BRAINBOX_DAEMON_DEADLINE", "60")  # long enough for a loaded machine
     daemon.spawn(home, force=True)
     wait_running(home)
-    path = daemon.socket_path(home)
+    path = paths.socket_path(home)
     trickle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     trickle.connect(path)
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -344,7 +393,7 @@ def test_a_trickling_request_is_cut_at_the_total_deadline(home, monkeypatch):
     daemon.spawn(home, force=True)
     wait_running(home)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(daemon.socket_path(home))
+    s.connect(paths.socket_path(home))
     s.settimeout(0.5)
     closed = False
     try:

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from brainbox import feedback, paths
 from brainbox.cli import daemon, hooks
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 from brainbox.storage import db as dbmod
@@ -207,7 +208,7 @@ def test_score_follows_the_reward_formula():
         {"id": 12, "kind": "tool", "project": "/p", "files": ["b.py"], "action": "edit"},
         {"id": 13, "kind": "tool", "project": "/q", "files": ["c.py"], "action": "edit"},
     ]
-    items, reward = hooks.score(batches, evs)
+    items, reward = feedback.score(batches, evs)
     by = {i["path"]: i for i in items}
     assert by["a.py"] == {"path": "a.py", "used": True, "via": None, "rank": 1, "edited": False}
     assert by["b.py"]["used"] and by["b.py"]["edited"]
@@ -248,7 +249,7 @@ def test_stop_scores_suggestions_into_one_feedback_event(repo):
 def test_a_locked_database_spools_the_event_and_a_later_hook_drains_it(repo, monkeypatch):
     monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_TOOL", "0.3")
     run("PostToolUse", tool(repo, "Read", "src/auth/login.py"))
-    conn = sqlite3.connect(dbmod.default_db_path(), isolation_level=None)
+    conn = sqlite3.connect(paths.db_path(), isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     try:
         t0 = time.monotonic()
@@ -259,7 +260,7 @@ def test_a_locked_database_spools_the_event_and_a_later_hook_drains_it(repo, mon
         conn.close()
     assert waited < 5  # bounded by the budget, not by SQLite's 5 s busy timeout
     assert len(list(Path(hooks.spool_dir()).glob("*.jsonl"))) == 1
-    log = (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
     assert "event spooled" in log or "timeout" in log
     run("PostToolUse", tool(repo, "Read", "tests/test_auth.py"))
     assert [e["files"][0] for e in events()] == [
@@ -285,7 +286,7 @@ def test_failures_are_logged_with_traceback_and_the_log_is_bounded(repo, monkeyp
 
     monkeypatch.setattr(hooks, "_dispatch", boom)
     assert run("PostToolUse", tool(repo, "Read", "src/a.py")) == ""
-    log = Path(hooks.home()) / hooks.LOG_NAME
+    log = Path(paths.home()) / hooks.LOG_NAME
     text = log.read_text()
     assert "RuntimeError: kaboom" in text and "Traceback (most recent call last)" in text
     assert hooks.last_errors(1)[0].split(": ", 1)[1].startswith("RuntimeError: kaboom")
@@ -305,7 +306,7 @@ def test_a_hook_whose_stdin_never_closes_still_exits_0_quietly(tmp_path):
     out = p.stdout.read()
     p.stdin.close()
     assert rc == 0 and out == b""
-    log = (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
     assert "event lost" in log and "recorded only" not in log  # nothing could be kept
 
 
@@ -385,7 +386,7 @@ def test_fuzzing_10000_payloads_never_breaks_a_hook_or_the_database(repo, monkey
         procs = list(pool.map(one, sample))
     assert all(p.returncode == 0 for p in procs)
     assert all(p.stdout == b"" for p in procs)
-    conn = sqlite3.connect(dbmod.default_db_path())
+    conn = sqlite3.connect(paths.db_path())
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     stored = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     conn.close()
@@ -489,7 +490,7 @@ class Served:
         self.answers = 0
         self.stop = False
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(daemon.socket_path(home))
+        self.listener.bind(paths.socket_path(home))
         self.listener.listen(8)
         self.listener.settimeout(0.05)
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -651,11 +652,11 @@ def test_a_daemon_serving_another_database_is_refused_and_the_hook_works_alone(
 def test_a_failing_daemon_spools_what_it_acknowledged(repo, served, monkeypatch):
     monkeypatch.setattr(served.svc, "memory", lambda: (_ for _ in ()).throw(OSError("disk")))
     monkeypatch.setenv("BRAINBOX_DB", str(repo / "src" / "auth" / "login.py" / "bb.db"))
-    served.svc.db = daemon.db_path()
+    served.svc.db = paths.db_path()
     assert run("UserPromptSubmit", prompt(repo, "auth")) == ""
     [f] = spool_files()  # acknowledged, then the database failed: kept for the drainer
     assert json.loads(f.read_text())["kind"] == "prompt"
-    assert "event spooled" in (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    assert "event spooled" in (Path(paths.home()) / hooks.LOG_NAME).read_text()
 
 
 def test_shutting_the_reading_side_settles_who_records():
@@ -792,7 +793,7 @@ def use_ids():
 
 def locked_run(event, payload):
     """Run a hook in-process while another connection holds the write lock: it spools."""
-    conn = sqlite3.connect(dbmod.default_db_path(), isolation_level=None)
+    conn = sqlite3.connect(paths.db_path(), isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     try:
         return run(event, payload)
@@ -820,7 +821,7 @@ def test_a_late_writer_loses_no_event(repo):
         assert (p.returncode, out, err) == (0, b"", b"")
     drain()  # what a slow machine spooled
     assert use_ids() == ["first", "late0.25", "late0.5"]
-    log = Path(hooks.home()) / hooks.LOG_NAME
+    log = Path(paths.home()) / hooks.LOG_NAME
     assert not log.exists() or "recorded only" not in log.read_text()
 
 
@@ -841,12 +842,12 @@ def test_a_deadline_before_mapping_never_spools_a_secret(repo):
         p = dict(bash if i % 2 else write, tool_use_id=f"big{i}")
         r = hook_proc("PostToolUse", json.dumps(p).encode(), {"BRAINBOX_HOOK_BUDGET_TOOL": "0.03"})
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-        for f in Path(hooks.home()).rglob("*"):
+        for f in Path(paths.home()).rglob("*"):
             if f.is_file():
                 assert secret.encode() not in f.read_bytes(), f
     drain()
     assert len(events("tool")) == runs + 1  # nothing lost either
-    for f in Path(hooks.home()).rglob("*"):
+    for f in Path(paths.home()).rglob("*"):
         if f.is_file():
             assert secret.encode() not in f.read_bytes(), f
 
@@ -875,7 +876,7 @@ def test_a_poisoned_spool_file_is_quarantined_and_the_rest_drains(repo, tmp_path
     for i in range(3):
         run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id=f"later{i}"))
     assert use_ids() == ["behind", "first", "later0", "later1", "later2"]
-    log = (Path(hooks.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
     assert log.count("quarantined") == 1 and "Overflow" in log
 
 
@@ -963,7 +964,7 @@ def test_log_and_spool_files_are_0600_whatever_the_umask(repo):
         os.umask(old)
     [f] = spool_files()
     assert f.stat().st_mode & 0o777 == 0o600
-    assert (Path(hooks.home()) / hooks.LOG_NAME).stat().st_mode & 0o777 == 0o600
+    assert (Path(paths.home()) / hooks.LOG_NAME).stat().st_mode & 0o777 == 0o600
     assert Path(hooks.spool_dir()).stat().st_mode & 0o777 == 0o700
 
 
@@ -973,7 +974,7 @@ def test_a_symlinked_log_or_spool_folder_is_refused(repo, tmp_path):
     victim.write_text("mine\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    home = Path(hooks.home())
+    home = Path(paths.home())
     (home / hooks.LOG_NAME).symlink_to(victim)
     (home / "spool").symlink_to(elsewhere)
     assert run("PostToolUse", b"not json") == ""
@@ -1000,7 +1001,7 @@ def runtime_dir(tmp_path, monkeypatch):
 
 def test_a_read_only_home_still_exits_0_and_keeps_or_traces_every_event(repo, runtime_dir):
     """Report D12: with a read-only home the hook spooled nothing and logged nothing."""
-    home = Path(hooks.home())
+    home = Path(paths.home())
     run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
     Path(hooks.spool_dir()).mkdir(mode=0o700)  # kept writable: the event is kept there
     if subprocess.run(["chattr", "+i", str(home)], capture_output=True).returncode:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from brainbox import paths
 from brainbox.cli import daemon
 from brainbox.storage import db, files
 
@@ -56,11 +57,12 @@ def long_home(tmp_path, monkeypatch):
     base.chmod(0o1777)
     monkeypatch.setenv("BRAINBOX_HOME", str(home))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setattr(daemon, "TMP", str(base))
+    monkeypatch.setattr(paths, "TMP", str(base))
     return home, base / f"brainbox-{os.geteuid()}"
 
 
-SERVE = ("import sys\nfrom brainbox.cli import daemon\ndaemon.TMP = sys.argv[1]\n"
+SERVE = ("import sys\nfrom brainbox import paths\nfrom brainbox.cli import daemon\n"
+         "paths.TMP = sys.argv[1]\n"
          "sys.exit(daemon.serve(idle=float(sys.argv[2]), warm=False))\n")
 
 
@@ -74,7 +76,7 @@ def serve_process(base: Path, idle: float = 1.0, **kw):
 
 def test_the_fallback_socket_folder_is_created_private(long_home):
     home, folder = long_home
-    path = daemon.socket_path(home)
+    path = paths.socket_path(home)
     assert Path(path).parent == folder and len(path.encode()) <= 100
     r = serve_process(folder.parent)
     assert r.returncode == 0, r.stderr
@@ -102,7 +104,7 @@ def test_a_planted_socket_folder_is_refused(long_home, tmp_path, plant):
     r = serve_process(folder.parent, idle=30)
     assert r.returncode != 0 and word in r.stderr and "in-process" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
-    sock = Path(daemon.socket_path(home))
+    sock = Path(paths.socket_path(home))
     assert not sock.exists() and not sock.is_symlink()
     assert daemon.spawn(home, force=True) is False  # nor does a hook start one there
     assert "refus" in (home / daemon.LOG_NAME).read_text()
@@ -144,7 +146,7 @@ def test_the_client_refuses_a_listener_of_another_uid(long_home, tmp_path):
                          stdout=subprocess.PIPE, text=True, cwd="/")
     try:
         assert p.stdout.readline().strip() == "ready"
-        path = daemon.socket_path(home)
+        path = paths.socket_path(home)
         os.rename(planted, path)
         os.chown(path, 0, 0)
         assert daemon.request({"op": "ping"}, 5.0, home) is None
@@ -163,7 +165,7 @@ def test_the_client_refuses_a_listener_of_another_uid(long_home, tmp_path):
 def test_the_client_refuses_a_socket_file_of_another_uid(long_home):
     home, folder = long_home
     assert files.strict_dir(folder) is None
-    path = daemon.socket_path(home)
+    path = paths.socket_path(home)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(path)
     s.listen(1)
@@ -182,9 +184,9 @@ def test_xdg_runtime_dir_is_preferred_when_private(long_home, tmp_path, monkeypa
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
-    assert Path(daemon.socket_path(home)).parent == run
+    assert Path(paths.socket_path(home)).parent == run
     run.chmod(0o755)  # not private: not used
-    assert Path(daemon.socket_path(home)).parent == folder
+    assert Path(paths.socket_path(home)).parent == folder
 
 
 # --------------------------------------------------------- an existing home or DB (D8)

@@ -1,0 +1,55 @@
+"""The session-end reward of what a prompt hook suggested (DESIGN §4.8).
+
+At Stop / SessionEnd the hook (or the daemon, for a handed-over one) takes the session's
+pending suggestions (one batch per prompt that injected a list: `after_id`, the last event
+id recorded before it, `at`, `project`, the injected `chars`, and the `items` with their
+`path`, `rank` and `via`), scores them against the tool events that followed, and appends
+ONE `feedback` event per project holding `score`'s items and reward.
+
+The reward is the design's `R = sum over used items of v/r - 2 * T/1000` per batch, with
+`v` 1 for a suggestion later read and 1.5 for one edited, `r` its rank and `T` the
+injected characters / 4; silence earns 0. Standard library only: the hook process may
+score in-process.
+"""
+
+from __future__ import annotations
+
+READ_VALUE = 1.0
+EDIT_VALUE = 1.5
+TOKEN_COST = 2.0  # per 1000 injected tokens (characters / 4)
+
+
+def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
+    """Which suggestions the session used after they were made, and the reward
+    R = sum over used items of v/r - 2 * T/1000 per batch (v 1 read, 1.5 edited; r the
+    rank; T the injected characters / 4). Items are merged by path over batches: used
+    or edited in any, the best rank, the first via."""
+    merged: dict[str, dict] = {}
+    reward = 0.0
+    for b in batches:
+        after, since = int(b.get("after_id") or 0), float(b.get("at") or 0.0)
+        touched: dict[str, bool] = {}
+        for e in events:
+            if e.get("kind") != "tool" or e.get("project") != b.get("project"):
+                continue
+            if (e["id"] <= after) if after else (float(e.get("at") or 0) < since):
+                continue
+            files = e.get("files") or []
+            acts = (e.get("meta") or {}).get("file_actions")
+            if not (isinstance(acts, list) and len(acts) == len(files)):
+                acts = [e.get("action")] * len(files)
+            for f, a in zip(files, acts):
+                touched[f] = touched.get(f, False) or a == "edit"
+        for it in b.get("items") or ():
+            path, rank = it.get("path"), max(1, int(it.get("rank") or 1))
+            used, edited = path in touched, touched.get(path, False)
+            if used:
+                reward += (EDIT_VALUE if edited else READ_VALUE) / rank
+            m = merged.setdefault(path, {"path": path, "used": False, "via": None,
+                                         "rank": rank, "edited": False})
+            m["used"] = m["used"] or used
+            m["edited"] = m["edited"] or edited
+            m["rank"] = min(m["rank"], rank)
+            m["via"] = m["via"] or it.get("via")
+        reward -= TOKEN_COST * (float(b.get("chars") or 0) / 4.0) / 1000.0
+    return list(merged.values()), round(reward, 6)
