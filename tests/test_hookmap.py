@@ -15,31 +15,25 @@ from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN, payload_to_records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.records import ACTIONS, RECORD_KEYS
+
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRANSCRIPTS = [
     *sorted((DATA / "transcripts" / "claude-code").rglob("*.jsonl")),
     *sorted((DATA / "trajectories" / "claude-code-swebench-lite" / "sessions").glob("*.jsonl")),
 ]
-KEYS = {
-    "session",
-    "cwd",
-    "tool",
-    "files",
-    "error",
-    "exit_code",
-    "at",
-    "prompt",
-    "command",
-    "args",
-    "kind",
-    "action",
-}
-ACTIONS = {"read", "edit", "search", "run", "plan", "other"}
+KEYS = RECORD_KEYS
 
 
 def fixture_payloads() -> list[dict]:
     return json.loads((FIXTURES / "claude_payloads.json").read_text())["payloads"]
+
+
+def post(tool_name: str, tool_input: dict, **extra) -> dict:
+    """A PostToolUse payload of session `s` in `/r`."""
+    return {"session_id": "s", "cwd": "/r", "hook_event_name": "PostToolUse",
+            "tool_name": tool_name, "tool_input": tool_input, **extra}
 
 
 def one(payload, agent="claude"):
@@ -167,16 +161,7 @@ def test_grep_records_its_path_and_pattern():
 
 
 def test_grep_over_the_working_directory_names_no_file():
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Grep",
-            "tool_input": {"pattern": "x", "path": "."},
-            "tool_response": {"filenames": []},
-        }
-    )
+    rec = one(post("Grep", {"pattern": "x", "path": "."}, tool_response={"filenames": []}))
     assert rec["files"] == [] and rec["args"] == "x"
 
 
@@ -222,27 +207,10 @@ def test_other_tools_keep_their_names_with_action_other():
 
 
 def test_todowrite_is_plan_and_mcp_tools_keep_name_and_path():
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "TodoWrite",
-            "tool_input": {"todos": []},
-            "tool_response": {},
-        }
-    )
+    rec = one(post("TodoWrite", {"todos": []}, tool_response={}))
     assert rec["action"] == "plan"
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "mcp__fs__read_file",
-            "tool_input": {"path": "src/a.py"},
-            "tool_response": [{"type": "text", "text": "..."}],
-        }
-    )
+    rec = one(post("mcp__fs__read_file", {"path": "src/a.py"},
+                   tool_response=[{"type": "text", "text": "..."}]))
     assert (rec["tool"], rec["files"], rec["action"]) == (
         "mcp__fs__read_file",
         ["src/a.py"],
@@ -251,26 +219,12 @@ def test_todowrite_is_plan_and_mcp_tools_keep_name_and_path():
 
 
 def test_notebook_edit_uses_notebook_path():
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "NotebookEdit",
-            "tool_input": {"notebook_path": "/r/a.ipynb", "new_source": "x"},
-        }
-    )
+    rec = one(post("NotebookEdit", {"notebook_path": "/r/a.ipynb", "new_source": "x"}))
     assert rec["files"] == ["/r/a.ipynb"] and rec["action"] == "edit"
 
 
 def test_error_flags_in_a_tool_response_are_errors():
-    base = {
-        "session_id": "s",
-        "cwd": "/r",
-        "hook_event_name": "PostToolUse",
-        "tool_name": "BashOutput",
-        "tool_input": {"bash_id": "1"},
-    }
+    base = post("BashOutput", {"bash_id": "1"})
     rec = one(dict(base, tool_response={"exitCode": 2, "stdout": "", "stderr": "bad thing"}))
     assert rec["exit_code"] == 2 and rec["error"] == "bad thing"
     rec = one(dict(base, tool_response={"is_error": True, "content": "nope"}))
@@ -283,16 +237,8 @@ def test_error_flags_in_a_tool_response_are_errors():
 
 def test_long_stderr_keeps_first_line_and_tail():
     stderr = "Traceback (most recent call last):\n" + "x\n" * 5000 + "ValueError: the end"
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "python t.py"},
-            "tool_response": {"returncode": 1, "stderr": stderr},
-        }
-    )
+    rec = one(post("Bash", {"command": "python t.py"},
+                   tool_response={"returncode": 1, "stderr": stderr}))
     assert len(rec["error"]) <= hookmap.MAX_ERROR
     assert rec["error"].startswith("Traceback") and rec["error"].endswith("ValueError: the end")
 
@@ -305,16 +251,8 @@ def test_bash_uses_brainbox_shell_for_tool_and_files(monkeypatch):
     fake.command_files = lambda cmd, cwd=None: [("src/a.py", "read"), ("out.txt", "edit")]
     fake.command_tool = lambda cmd: "Bash:python"
     monkeypatch.setitem(sys.modules, "brainbox.shell", fake)
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "python src/a.py > out.txt"},
-            "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
-        }
-    )
+    rec = one(post("Bash", {"command": "python src/a.py > out.txt"},
+                   tool_response={"stdout": "", "stderr": "", "interrupted": False}))
     assert rec["tool"] == "Bash:python" and rec["files"] == ["src/a.py", "out.txt"]
     assert rec["action"] == "edit" and rec["meta"]["file_actions"] == ["read", "edit"]
 
@@ -357,15 +295,7 @@ def test_bash_uses_brainbox_shell_for_tool_and_files(monkeypatch):
 
 def test_bash_without_brainbox_shell_falls_back_to_plain_bash(monkeypatch):
     monkeypatch.setitem(sys.modules, "brainbox.shell", None)  # import raises ImportError
-    rec = one(
-        {
-            "session_id": "s",
-            "cwd": "/r",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "pytest -q"},
-        }
-    )
+    rec = one(post("Bash", {"command": "pytest -q"}))
     assert (rec["tool"], rec["files"], rec["action"]) == ("Bash", [], "run")
 
 

@@ -23,25 +23,12 @@ from brainbox.eval.loaders import (
 )
 from brainbox.eval.loaders.base import TaskBuilder, to_unix
 
+from tests.records import ACTIONS, RECORD_KEYS
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRAJ = DATA / "trajectories"
-EVENT_KEYS = {
-    "session",
-    "cwd",
-    "project",
-    "tool",
-    "files",
-    "error",
-    "exit_code",
-    "at",
-    "prompt",
-    "command",
-    "args",
-    "kind",
-    "action",
-}
-ACTIONS = {"read", "edit", "search", "run", "plan", "other"}
+EVENT_KEYS = RECORD_KEYS | {"project"}
 
 
 def real(name: str) -> Path:
