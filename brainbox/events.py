@@ -98,6 +98,12 @@ def project_root(cwd: str) -> str:
     return root
 
 
+def forget_project_roots() -> None:
+    """Clear `project_root`'s cache: the next call looks for `.git` afresh (the daemon
+    does so for each handed-over hook, as a fresh hook process would)."""
+    _ROOT_CACHE.clear()
+
+
 def _normpath(path: str) -> str:
     """``posixpath.normpath``, remembered: a replay normalises the same few roots and
     working directories for every event."""
@@ -161,8 +167,7 @@ def _relative(path: str, cwd: str, root: str) -> str | None:
 
 def _relative_raw(path: str, cwd: str, root: str) -> str | None:
     path = path.strip().replace("\\", "/")
-    if path.startswith("file://"):
-        path = path[7:]
+    path = path.removeprefix("file://")
     if not path:
         return None
     full = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
@@ -198,7 +203,7 @@ def parse_time(at) -> float:
         except ValueError as exc:
             raise EventError(f"'at' is not ISO 8601: {_short(at)}") from exc
         if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=_dt.timezone.utc)
+            dt = dt.replace(tzinfo=_dt.UTC)
         try:
             return _checked_time(dt.timestamp(), at)
         except (OverflowError, ValueError, OSError) as exc:
@@ -306,12 +311,9 @@ def _normalize(raw: dict) -> dict:
     error = _redact(error) if error else None
 
     if tool and tool.lower() == "bash" and command:
-        try:
-            from brainbox.shell import command_tool
+        from brainbox.shell import command_tool  # never raises; names at least "Bash"
 
-            tool = command_tool(command) or "Bash"
-        except Exception:
-            tool = "Bash"
+        tool = command_tool(command)
 
     kind = raw.get("kind")
     if kind is None:

@@ -20,8 +20,10 @@ WORDS = (
     "storage client server api graph metrics logging audit admin profile settings"
 ).split()
 ERRORS = (
-    "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n"
-    "AttributeError: 'NoneType' object has no attribute 'id'",
+    (
+        "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n"
+        "AttributeError: 'NoneType' object has no attribute 'id'"
+    ),
     "E   AssertionError: assert 200 == 302\nFAILED tests/test_x.py::test_y - AssertionError",
     "ModuleNotFoundError: No module named 'yaml'",
     "KeyError: 'user_id'",

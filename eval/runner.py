@@ -28,10 +28,10 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_complete
 from pathlib import Path
 
 from brainbox.eval import sources as S
-from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
 from brainbox.eval.fast import PARTS as FAST_PARTS
 from brainbox.eval.fast import MultiProject, replay_series_fast
 from brainbox.eval.fast import warmup as fast_warmup
+from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
 
 from brainbox import BrainboxError
@@ -114,8 +114,8 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     warm = _warm(compiled, live=None if queue is None or isinstance(queue, _Callback) else False)
     if queue is not None and warm:
         queue.put((0, 0, False, warm))
-    kw = dict(series=f"{payload['source']}:{payload['repo']}", seed=settings["seed"],
-              ablate=settings["ablate"], t0=T0, on_task=on_task)
+    kw = {"series": f"{payload['source']}:{payload['repo']}", "seed": settings["seed"],
+          "ablate": settings["ablate"], "t0": T0, "on_task": on_task}
     if compiled:
         try:
             out = replay_series_fast(tasks, **kw)

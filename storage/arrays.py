@@ -12,7 +12,6 @@ import json
 
 import numpy as np
 import scipy.sparse as sp
-
 from brainbox.storage.db import atomic
 
 

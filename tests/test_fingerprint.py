@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brainbox import fingerprint as fingerprinter
-from brainbox.fingerprint import MAX_NORMALIZED_CHARS, UNKNOWN_FINGERPRINT, fingerprint, normalize_error
+from brainbox.fingerprint import (
+    MAX_NORMALIZED_CHARS,
+    UNKNOWN_FINGERPRINT,
+    fingerprint,
+    normalize_error,
+)
 
 FINGERPRINT_SHAPE = re.compile(r"^[A-Z][A-Z0-9_]*\|[a-z0-9][a-z0-9_]*$")
 

@@ -21,10 +21,10 @@ def run_session(script, errlog=None):
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "brainbox.cli.entry", "mcp"],
                                        env=dict(os.environ))
-        async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await script(session)
+        async with (stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            return await script(session)
 
     return asyncio.run(asyncio.wait_for(main(), 300))
 

@@ -233,7 +233,7 @@ def test_one_project_of_the_workload_is_that_project_of_the_whole_stream(project
     whole stream, times included: skipping the other sessions draws the same numbers."""
     from brainbox.workload import generate
 
-    kw = dict(events=4000, files=70, sessions=50, projects=projects, seed=seed)
+    kw = {"events": 4000, "files": 70, "sessions": 50, "projects": projects, "seed": seed}
     whole = list(generate(**kw))
     assert len(whole) == 4000
     for p in range(projects):
