@@ -13,11 +13,20 @@ import pytest
 import scipy.sparse as sp
 from brainbox.storage import arrays, db
 
+from brainbox import paths, store
 from tests.damage import damaged_db
 
 
 def digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def refused_untouched(path, match=None):
+    """Opening `path` raises a StoreError (matching `match`) and leaves it byte-identical."""
+    before = digest(path)
+    with pytest.raises(db.StoreError, match=match):
+        db.connect(path)
+    assert digest(path) == before
 
 
 def test_new_database_is_created_private_with_wal_and_schema(tmp_path):
@@ -35,9 +44,39 @@ def test_new_database_is_created_private_with_wal_and_schema(tmp_path):
 
 def test_default_path_follows_home_and_db_override(monkeypatch, tmp_path):
     monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "h"))
-    assert db.default_db_path() == tmp_path / "h" / "brainbox.db"
+    assert paths.db_path() == str(tmp_path / "h" / "brainbox.db")
     monkeypatch.setenv("BRAINBOX_DB", str(tmp_path / "x.db"))
-    assert db.default_db_path() == tmp_path / "x.db"
+    assert paths.db_path() == str(tmp_path / "x.db")
+
+
+def test_store_opens_the_default_database_and_tightens_only_the_home(brainbox_home, tmp_path):
+    brainbox_home.mkdir()
+    brainbox_home.chmod(0o755)
+    store.connect().close()
+    assert (brainbox_home / "brainbox.db").exists()
+    assert stat.S_IMODE(os.stat(brainbox_home).st_mode) == 0o700
+    mine = tmp_path / "mine"  # a folder the user chose for the database: left as it is
+    mine.mkdir()
+    mine.chmod(0o755)
+    store.connect(mine / "b.db").close()
+    assert stat.S_IMODE(os.stat(mine).st_mode) == 0o755
+    told = tmp_path / "told"  # storage tightens only when its caller says so
+    told.mkdir()
+    told.chmod(0o755)
+    db.connect(told / "b.db", tighten=True).close()
+    assert stat.S_IMODE(os.stat(told).st_mode) == 0o700
+
+
+def test_store_loads_sqlite3_only_when_a_database_name_is_used():
+    code = ("import sys; from brainbox import store; "
+            "assert 'sqlite3' not in sys.modules, 'at import'; "
+            "store.StoreError, store.open_private; assert 'sqlite3' not in sys.modules; "
+            "assert store.BUSY_TIMEOUT_MS == 5000 and 'sqlite3' in sys.modules\n"
+            "try:\n    store.no_such_name\nexcept AttributeError:\n    pass\n"
+            "else:\n    raise SystemExit('no AttributeError')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
 
 
 def test_reopening_applies_no_migration_twice(tmp_path):
@@ -53,19 +92,13 @@ def test_foreign_sqlite_database_is_refused_and_left_identical(tmp_path):
     c.execute("CREATE TABLE notes(x)")
     c.commit()
     c.close()
-    before = digest(path)
-    with pytest.raises(db.StoreError, match="not brainbox"):
-        db.connect(path)
-    assert digest(path) == before
+    refused_untouched(path, "not brainbox")
 
 
 def test_corrupt_file_is_refused_and_left_identical(tmp_path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
-    before = digest(path)
-    with pytest.raises(db.StoreError, match="not a SQLite"):
-        db.connect(path)
-    assert digest(path) == before
+    refused_untouched(path, "not a SQLite")
 
 
 def test_truncated_database_is_refused_and_left_identical(tmp_path):
@@ -77,10 +110,7 @@ def test_truncated_database_is_refused_and_left_identical(tmp_path):
     conn.close()
     data = path.read_bytes()
     path.write_bytes(data[:100] + b"\xff" * 50 + data[150:1000])
-    before = digest(path)
-    with pytest.raises(db.StoreError):
-        db.connect(path)
-    assert digest(path) == before
+    refused_untouched(path)
 
 
 def test_newer_schema_is_refused_and_left_identical(tmp_path):
@@ -89,10 +119,7 @@ def test_newer_schema_is_refused_and_left_identical(tmp_path):
     conn.execute(f"PRAGMA user_version = {db.SCHEMA_VERSION + 5}")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    before = digest(path)
-    with pytest.raises(db.StoreError, match="newer"):
-        db.connect(path)
-    assert digest(path) == before
+    refused_untouched(path, "newer")
 
 
 def test_event_log_round_trips_in_order(tmp_path):
@@ -117,11 +144,10 @@ def test_event_ids_are_never_reused_after_delete(tmp_path):
 
 def test_atomic_rolls_back_everything_on_error(tmp_path):
     conn = db.connect(tmp_path / "b.db")
-    with pytest.raises(RuntimeError):
-        with db.atomic(conn):
-            db.append_events(conn, [{"at": 1.0, "session": "s", "project": "/p",
-                                     "kind": "prompt", "prompt": "x"}])
-            raise RuntimeError
+    with pytest.raises(RuntimeError), db.atomic(conn):
+        db.append_events(conn, [{"at": 1.0, "session": "s", "project": "/p",
+                                 "kind": "prompt", "prompt": "x"}])
+        raise RuntimeError
     assert db.count_events(conn) == 0
 
 
