@@ -6,12 +6,8 @@ and the watermark; folding in any number of batches gives bit-identical arrays t
 fold of the whole log, because every update is sequential in event order and the kernels
 keep their own per-session windows in the state.
 
-Edges live in growable arrays (src, dst, float32 weight, count, last update) with an
-open-addressing hash on (src, dst); the CSR matrices `W`, `C` (counts) and `T` (times)
-are derived from them on demand in canonical (row, column) order (`explain`, the MCP server).
-Recall reads the graph through a live out-adjacency instead (`adjacency()`,
-kernels/adjacency.py): edges are linked into it after each fold in O(new edges), it is laid
-out again after pruning, on load and when its pool fills, and it is never persisted.
+The association graph's arrays, the out-adjacency over them and the CSR matrices
+derived from them live in brainbox/graph.py (`EdgeStore`, which `State` extends).
 
 Choices written down here:
 - An event touches its resources in the order tool, files, error (DESIGN §4.1 leaves the
@@ -44,32 +40,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from brainbox import kernels as K
+from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
+from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.text import path_tokens, tokens
 
-FILE, TOOL, ERROR = 0, 1, 2
-KIND_NAMES = {FILE: "file", TOOL: "tool", ERROR: "error"}
+__all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
+           "Adjacency", "DecayPlan", "Encoded", "Graph", "State"]
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
 DAY = 86400.0
-ADJ_POOL = 4096  # smallest out-adjacency pool (slots)
 PROTECT_DAYS = 7.0  # a decay never prunes an association updated this recently
 
 
 _NO_WEIGHTS = np.zeros(0, np.float64)
-
-
-def _grow(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
-    if arr.shape[0] >= n:
-        return arr
-    cap = max(n, 2 * arr.shape[0], 16)
-    out = np.full((cap,) + arr.shape[1:], fill, dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
-    return out
-
-
-SKIP, PROMPT, TOOL_EVENT = 0, 1, 2  # Encoded.ev_kind
 
 
 class Encoded(NamedTuple):
@@ -98,27 +83,9 @@ class DecayPlan(NamedTuple):
     m: np.ndarray  # float64[N] reinforcement factor
 
 
-class Graph(NamedTuple):
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    order: np.ndarray
-    n_edges: int
-    n_res: int
-
-
-class Adjacency(NamedTuple):
-    """The out-adjacency as `kernels.spread` takes it (kernels/adjacency.py)."""
-
-    off: np.ndarray  # int64[n_res] start of each row in the pool
-    len: np.ndarray  # int64[n_res] out-degree
-    dst: np.ndarray  # int64[P] target of each pool entry
-    edge: np.ndarray  # int64[P] edge index of each pool entry
-    ew: np.ndarray  # float32[E] edge weights
-
-
-class State:
+class State(EdgeStore):
     def __init__(self):
+        super().__init__()
         # resources
         self.res_index: dict[tuple[int, str, str], int] = {}
         self.res_kind: list[int] = []
@@ -149,9 +116,6 @@ class State:
         self.last3_len = np.zeros(0, np.int64)
         self.sess_prompt: dict[int, list[int]] = {}
         self.sess_seen: dict[int, set[int]] = {}
-        # edges
-        self.n_edges = np.zeros(1, np.int64)
-        self._alloc_edges(1024)
         # tool n-grams: context code -> {tool id: count}
         # tool n-grams: context code -> dense id, (context id, next tool) -> count
         self.ctxmap = K.new_table()
@@ -167,49 +131,12 @@ class State:
         self.clock = 0.0
         self.last_decay = None
         self.in_order = True  # every event folded so far came at or after the previous one
-        self._graph = None
-        self._csr_key = np.zeros(0, np.int64)  # sorted src * N_KEY + dst of linked edges
-        self._csr_order = np.zeros(0, np.int64)  # edge index at each CSR position
-        self._csr_linked = 0  # edges 0.._csr_linked-1 are in the CSR structure
         self._enc_adds: tuple[list, list] | None = None  # set while encoding
         self.capture: list | None = None  # benchmarks: collects the touch arrays folded
-        # out-adjacency of the edges (kernels/adjacency.py): derived, never persisted; node
-        # arrays grow with the other node arrays, the pool on demand
-        self.adj_off = np.zeros(0, np.int64)
-        self.adj_len = np.zeros(0, np.int64)
-        self.adj_cap = np.zeros(0, np.int64)
-        self.pool_dst = np.zeros(ADJ_POOL, np.int64)
-        self.pool_e = np.zeros(ADJ_POOL, np.int64)
-        self.pool_used = np.zeros(1, np.int64)
-        self.adj_linked = 0  # edges 0..adj_linked-1 are in the adjacency
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)
         self._path_rows = 0
-
-    # --- allocation ------------------------------------------------------------------
-
-    def _alloc_edges(self, cap: int) -> None:
-        self.esrc = np.zeros(cap, np.int64)
-        self.edst = np.zeros(cap, np.int64)
-        self.ew = np.zeros(cap, np.float32)
-        self.ecount = np.zeros(cap, np.int64)
-        self.etime = np.zeros(cap, np.float64)
-        self.hkeys, self.hslot = self._hash_table(2 * cap)
-
-    @staticmethod
-    def _hash_table(slots: int) -> tuple[np.ndarray, np.ndarray]:
-        """Empty edge hash (hkeys, hslot): key and edge index side by side, the two columns
-        of one int64[slots, 2], so a probe reads one cache line (kernels/hebbian.py)."""
-        table = np.full((slots, 2), -1, np.int64)
-        return table[:, 0], table[:, 1]
-
-    def _grow_edges(self) -> None:
-        cap = 2 * self.esrc.shape[0]
-        for name in ("esrc", "edst", "ew", "ecount", "etime"):
-            setattr(self, name, _grow(getattr(self, name), cap))
-        self.hkeys, self.hslot = self._hash_table(2 * cap)
-        K.rebuild_hash(self.esrc, self.edst, int(self.n_edges[0]), self.hkeys, self.hslot)
 
     def resource(self, kind: int, project: str, key: str) -> int:
         k = (kind, project, key)
@@ -226,9 +153,9 @@ class State:
             cap = max(2 * self.n.shape[0], 256)
             for name in ("n", "m", "act", "last", "hist_len", "deg", "streak", "hist", "doclen",
                          "adj_off", "adj_len", "adj_cap", "bl_cache", "rtop"):
-                setattr(self, name, _grow(getattr(self, name), cap))
-            self.rtop_n = _grow(self.rtop_n, cap, fill=-1)
-            self.kind = _grow(self.kind, cap)
+                setattr(self, name, grow(getattr(self, name), cap))
+            self.rtop_n = grow(self.rtop_n, cap, fill=-1)
+            self.kind = grow(self.kind, cap)
         self.kind[rid] = kind
         if kind == FILE:
             self.proj_files.setdefault(project, []).append(rid)
@@ -243,10 +170,10 @@ class State:
             self.sess_index[key] = sid
             if sid >= self.win.shape[0]:
                 cap = max(2 * self.win.shape[0], 64)
-                self.win = _grow(self.win, cap, -1)
-                self.win_len = _grow(self.win_len, cap)
-                self.last3 = _grow(self.last3, cap, -1)
-                self.last3_len = _grow(self.last3_len, cap)
+                self.win = grow(self.win, cap, -1)
+                self.win_len = grow(self.win_len, cap)
+                self.last3 = grow(self.last3, cap, -1)
+                self.last3_len = grow(self.last3_len, cap)
         return sid
 
     def _term(self, t: str) -> int:
@@ -275,12 +202,12 @@ class State:
         n = self.n_res
         if self._path_rows < n:
             ti = self.term_index
-            self._path_ptr = _grow(self._path_ptr, n + 1)
+            self._path_ptr = grow(self._path_ptr, n + 1)
             at = int(self._path_ptr[self._path_rows])
             for rid in range(self._path_rows, n):
                 if self.res_kind[rid] == FILE:
                     ids = [ti[t] for t in path_tokens(self.res_key[rid])]
-                    self._path_terms = _grow(self._path_terms, at + len(ids))
+                    self._path_terms = grow(self._path_terms, at + len(ids))
                     self._path_terms[at: at + len(ids)] = ids
                     at += len(ids)
                 self._path_ptr[rid + 1] = at
@@ -404,9 +331,9 @@ class State:
                     self.etime, self.n_edges, self.rtop, self.rtop_n,
                 )
                 if i < tch.size:
-                    self._grow_edges()
-            self._link_adjacency()
-            self._graph = None
+                    self.grow_edges()
+            self.link_adjacency()
+            self.edges_changed()
         is_tool = enc.ev_tool >= 0
         if is_tool.any():
             q_sess = enc.ev_sess[is_tool]
@@ -440,7 +367,7 @@ class State:
                 self.rtop_n[err] = -1  # its row list is made again when next needed
                 self.ecount[k] += 1
                 self.etime[k] = at
-            self._graph = None
+            self.edges_changed()
         elif op == "feedback":
             # Suggestions of one recall: used ones reset their streak; an ignored one
             # weakens only the association that produced it (DESIGN §4.8).
@@ -461,7 +388,7 @@ class State:
                         factor = 0.9 ** int(self.streak[fid])
                         self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
                         self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
-            self._graph = None
+            self.edges_changed()
 
     def decay_plan(self, at: float, floor: float | None = None) -> DecayPlan:
         """What a decay to time `at` does, without doing it (DESIGN §4.2, the rule above).
@@ -511,16 +438,15 @@ class State:
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, int(new), self.hkeys, self.hslot)
         self.rtop_n[:] = -1  # edges renumbered and weights scaled: lists are made again
-        self._rebuild_adjacency()
-        self._graph = None
-        self._csr_linked = -1
+        self.rebuild_adjacency()
+        self.edges_renumbered()
 
     def edge_index(self, src: int, dst: int, create: bool = False) -> int:
         k = int(K.find_edge(self.hkeys, self.hslot, src, dst))
         if k >= 0 or not create:
             return k
         if int(self.n_edges[0]) + 50 > self.esrc.shape[0]:
-            self._grow_edges()
+            self.grow_edges()
         k = int(self.n_edges[0])
         self.esrc[k], self.edst[k], self.ew[k] = src, dst, 0.0
         self.ecount[k], self.etime[k] = 0, self.clock
@@ -528,58 +454,8 @@ class State:
         self.deg[src] += 1
         self.hkeys[:] = -1
         K.rebuild_hash(self.esrc, self.edst, k + 1, self.hkeys, self.hslot)
-        self._link_adjacency()
+        self.link_adjacency()
         return k
-
-    # --- out-adjacency (kernels/adjacency.py) ------------------------------------------
-
-    def _link_adjacency(self) -> None:
-        """Link the edges created since the last call: O(new edges). A full pool is laid
-        out again compactly (O(E), amortised over at least E/4 new edges)."""
-        ne = int(self.n_edges[0])
-        if self.adj_linked == ne:
-            return
-        if self.adj_linked > ne:  # edges went away without a rebuild
-            self._rebuild_adjacency()
-            return
-        done = K.link_edges(self.esrc, self.edst, self.adj_linked, ne, self.adj_off,
-                            self.adj_len, self.adj_cap, self.pool_dst, self.pool_e,
-                            self.pool_used)
-        if done < ne:
-            self._rebuild_adjacency()
-        else:
-            self.adj_linked = ne
-
-    def _rebuild_adjacency(self) -> None:
-        """Lay out all edges compactly with slack per node (after pruning, loading, or when
-        the pool is full); the pool keeps at least half the slots used free for growth."""
-        ne = int(self.n_edges[0])
-        args = (self.adj_off, self.adj_len, self.adj_cap)
-        need = K.rebuild_adjacency(self.esrc, self.edst, ne, *args, self.pool_dst,
-                                   self.pool_e, self.pool_used)
-        if need + need // 2 > self.pool_dst.shape[0]:
-            size = max(2 * need, ADJ_POOL)
-            self.pool_dst = np.zeros(size, np.int64)
-            self.pool_e = np.zeros(size, np.int64)
-            K.rebuild_adjacency(self.esrc, self.edst, ne, *args, self.pool_dst, self.pool_e,
-                                self.pool_used)
-        self.adj_linked = ne
-
-    def adjacency(self) -> Adjacency:
-        """The live out-adjacency over the `n_res` resources, as `kernels.spread` reads it:
-        row u is `dst[off[u] : off[u] + len[u]]` (any order), entry q weighs `ew[edge[q]]`.
-        Views of the state's arrays: valid until the next fold, decay or edge creation."""
-        self._link_adjacency()
-        n = self.n_res
-        return Adjacency(self.adj_off[:n], self.adj_len[:n], self.pool_dst, self.pool_e,
-                         self.ew)
-
-    def out_edges(self, u: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row u of the adjacency: (targets int64, weights float32), in no particular order."""
-        self._link_adjacency()
-        lo = int(self.adj_off[u])
-        q = slice(lo, lo + int(self.adj_len[u]))
-        return self.pool_dst[q], self.ew[self.pool_e[q]]
 
     def ngrams(self) -> dict[int, dict[int, int]]:
         """Tool n-gram counts as ``{context code: {next tool: count}}`` (tests, persistence)."""
@@ -590,49 +466,6 @@ class State:
         for cid, nx, cnt in zip(g.ea[:n].tolist(), g.eb[:n].tolist(), g.ev[:n].tolist()):
             out.setdefault(int(codes[cid]), {})[nx] = int(cnt)
         return out
-
-    # --- derived matrices ------------------------------------------------------------
-
-    def graph(self) -> Graph:
-        """W as CSR arrays (indptr, int32 indices, float32 data) in canonical order, with
-        `order` (the edge index of each entry).
-
-        Incremental: edges created since the last call are merged into the sorted key array
-        (O(E) memmove, no sort of the whole graph); weights are re-gathered when they changed.
-        Pruning reorders edges, so `decay` forces a full rebuild.
-        """
-        ne = int(self.n_edges[0])
-        if self._graph is not None and self._graph.n_edges == ne and self._graph.n_res == self.n_res:
-            return self._graph
-        if self._csr_linked < 0 or self._csr_linked > ne:
-            self._csr_linked = 0
-            self._csr_key = np.zeros(0, np.int64)
-            self._csr_order = np.zeros(0, np.int64)
-        if ne > self._csr_linked:
-            new = np.arange(self._csr_linked, ne, dtype=np.int64)
-            keys = self.esrc[new] * K.N_KEY + self.edst[new]
-            srt = np.argsort(keys, kind="stable")
-            keys, new = keys[srt], new[srt]
-            pos = np.searchsorted(self._csr_key, keys)
-            self._csr_key = np.insert(self._csr_key, pos, keys)
-            self._csr_order = np.insert(self._csr_order, pos, new)
-            self._csr_linked = ne
-        order = self._csr_order
-        indptr = np.searchsorted(self._csr_key, np.arange(self.n_res + 1, dtype=np.int64) * K.N_KEY)
-        self._graph = Graph(indptr, self.edst[order].astype(np.int32), self.ew[order], order,
-                            ne, self.n_res)
-        return self._graph
-
-    def matrices(self) -> dict[str, sp.csr_array]:
-        """W (weights), C (co-access counts) and T (last update) as scipy CSR arrays."""
-        g = self.graph()
-        shape = (self.n_res, self.n_res)
-        same = (g.indices, g.indptr)
-        return {
-            "W": sp.csr_array((g.data, *same), shape=shape),
-            "C": sp.csr_array((self.ecount[g.order], *same), shape=shape),
-            "T": sp.csr_array((self.etime[g.order], *same), shape=shape),
-        }
 
     def docs(self) -> sp.csr_array:
         """Context-term counts, resources x terms (float32 CSR)."""
@@ -692,7 +525,7 @@ class State:
         s.n_res = len(resources)
         for name in ("kind", "n", "m", "act", "last", "hist", "hist_len", "deg", "streak"):
             arr = a[f"node.{name}"]
-            setattr(s, name, _grow(arr.copy(), max(arr.shape[0], 256)))
+            setattr(s, name, grow(arr.copy(), max(arr.shape[0], 256)))
         s.doclen = np.zeros(s.n.shape[0])
         s.bl_cache = np.zeros((s.n.shape[0], 3))
         s.rtop = np.zeros((s.n.shape[0], K.ROW_TOP, 3), np.float64)
@@ -708,14 +541,14 @@ class State:
         cap = 1024
         while cap < ne + 64:
             cap *= 2
-        s._alloc_edges(cap)
+        s.alloc_edges(cap)
         s.esrc[:ne], s.edst[:ne], s.ew[:ne] = a["edge.src"], a["edge.dst"], a["edge.w"]
         s.ecount[:ne], s.etime[:ne] = a["edge.count"], a["edge.time"]
         s.n_edges[0] = ne
         K.rebuild_hash(s.esrc, s.edst, ne, s.hkeys, s.hslot)
         for name in ("adj_off", "adj_len", "adj_cap"):
             setattr(s, name, np.zeros(s.n.shape[0], np.int64))
-        s._rebuild_adjacency()
+        s.rebuild_adjacency()
         # contexts get dense ids in sorted order here, not in first-seen order: counts and
         # predictions do not depend on the ids
         n_ng = a["ngram.ctx"].shape[0]

@@ -33,7 +33,7 @@ from brainbox.eval.replay import (
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
 
-from brainbox.recall import CHANNELS, LAMBDA, RECENCY_SESSION, RRF_K, TOP_K, Params
+from brainbox.recall import Params, plan
 from brainbox.state import FILE, TOOL, State
 from brainbox.text import is_deictic, path_tokens, tokens
 
@@ -135,16 +135,12 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
 
         return replay_series(tasks, series=series, seed=seed, ablate=ablate, t0=t0,
                              trace=trace, on_task=on_task)
-    p = Params(ablate=frozenset(ablate))
+    pl = plan(Params(ablate=frozenset(ablate)))  # recall's policy, no snippet index
     state = State()
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
     proj = _ProjectFiles()
-    path_ptr, path_terms = _Growing(), _Growing()
-    path_ptr.extend([0])
-    use = np.asarray([c not in p.ablate and c != "snippet" for c in CHANNELS])
-    lam = np.asarray([LAMBDA[c] for c in CHANNELS])
     perf = time.perf_counter
     t_start, c_start = perf(), time.process_time()
     t_norm = t_p1 = t_enc = t_kernel = t_other = 0.0
@@ -219,13 +215,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             file_rows.append(fr), new_rows.append(nr), fpath_rows.extend(pr)
             tool_reg.append(tid), tool_new.append(new_tool)
             name_rows.append(names), arg_rows.append(argt), prompt_rows.append(pt)
-        # per resource: path terms (engine ids) of files, for the session-reference rule
-        for rid in range(path_ptr.n - 1, state.n_res):
-            key = state.res_key[rid]
-            ids = ([state.term_index[x] for x in path_tokens(key)]
-                   if state.res_kind[rid] == FILE else [])
-            path_terms.extend(ids)
-            path_ptr.extend([path_terms.n])
+        path_ptr, path_terms = state.path_terms()  # for the session-reference rule
         eng2file.ensure(state.n_res)
         eng2tool.ensure(state.n_res)
         projects = {ev["project"] for ev in events if ev["kind"] == "tool" and ev["files"]}
@@ -240,13 +230,11 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             *_csr(name_rows), *_csr(arg_rows), *_csr(prompt_rows),
             np.asarray(bl_sess, np.int64), np.asarray(nf_before, np.int64),
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
-            path_ptr.a[: path_ptr.n], path_terms.a[: max(path_terms.n, 1)], q_ids, files_arr,
+            path_ptr, path_terms, q_ids, files_arr,
             in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
             np.full(1, 2, np.int64), p1_out, desc_terms)
-        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc),
-                        p.max_query_terms, p.seeds, p.hops, p.topk, p.w_floor, p.a_floor,
-                        p.recurrence_from, TOP_K, use, lam, RECENCY_SESSION, RRF_K,
-                        p.min_confidence, in_order, 4, n_res0, n_terms0, p1_at, desc_sess)
+        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc), pl,
+                        in_order, 4, n_res0, n_terms0, p1_at, desc_sess)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
                               tool_events=n_tool_events, file_touches=n_touch,
@@ -269,15 +257,15 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             if status == KR.DONE:
                 break
             if status == KR.NEED_EDGES:
-                state._grow_edges()
-                state._link_adjacency()
+                state.grow_edges()
+                state.link_adjacency()
                 linked[0] = state.adj_linked
             elif status == KR.NEED_POOL:
-                state._rebuild_adjacency()
+                state.rebuild_adjacency()
                 linked[0] = state.adj_linked
             else:
                 raise RuntimeError(f"replay kernel status {status}")
-        state._graph = None
+        state.edges_changed()
         t_kernel += perf() - t
 
         t = perf()

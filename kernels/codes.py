@@ -8,4 +8,5 @@ so ``brainbox.state`` and the hook side may read them without compiling anything
 """
 
 FILE, TOOL, ERROR = 0, 1, 2
+KIND_NAMES = {FILE: "file", TOOL: "tool", ERROR: "error"}
 SKIP, PROMPT, TOOL_EVENT = 0, 1, 2

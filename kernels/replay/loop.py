@@ -14,7 +14,11 @@ All inputs are namedtuples of arrays built by ``brainbox.eval.fast``:
 - ``enc`` (``brainbox.state.Encoded``): the task's events as what folding them changes;
 - ``P`` (:class:`Probes`): per event, what the probes need (registry ids, universe
   growth, baseline inputs) and, per task, the query;
-- ``B``: the baselines state (``kernels.replay.baselines``).
+- ``B``: the baselines state (``kernels.replay.baselines``);
+- ``S`` (:class:`Settings`): the task's constants, with recall's policy ``S.plan``
+  (``kernels.policy.Plan``, built by ``brainbox.recall.plan``): the engine's rankings take
+  their weights from ``kernels.policy`` (the session-reference rule and ``s_max``), as
+  recall does, so the loop has no copy of the policy.
 
 Returns ``(status, next_event, post, ctxmap, grams)``; status :data:`DONE`, or
 :data:`NEED_EDGES` (grow the edge arrays, then call again from ``next_event``; nothing of
@@ -29,10 +33,12 @@ import numpy as np
 
 from .._jit import jit
 from ..adjacency import link_edges
-from ..channels import bm25_scores
+from ..channels import RECURRENCE, bm25_scores
+from ..codes import PROMPT, TOOL_EVENT
 from ..fusion import first_depth
 from ..hebbian import RESERVE, find_edge, fold_touches
 from ..ngram import ngram_pairs
+from ..policy import refers_to_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
 from ..rank import rank_lexed
 from ..spread import spread_work
@@ -42,8 +48,6 @@ from . import baselines
 from .tasklists import TaskLists, task_lex, task_lists, task_touch
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
-KIND_TOOL = 1
-TOOL_EVENT, PROMPT = 2, 1  # brainbox.state Encoded.ev_kind
 N_METHODS = 6  # brainbox, recency, frequency, bm25, cosession, random
 # out rows: per probe [probes, gold, eligible, scored, rr x N_METHODS]
 P2_ROW, P3_ROW = 0, 1
@@ -66,9 +70,8 @@ Probes = namedtuple("Probes", (
     "p1_gold p1_state p1_out desc_terms"))
 
 Settings = namedtuple("Settings", (
-    "nf nt k_files k_tools n_query deictic max_terms seeds hops topk w_floor a_floor "
-    "recurrence_from top_n use lam lam_session rrf_k min_conf in_order min_support "
-    "n_res0 n_terms0 p1_at desc_sess"))
+    "nf nt k_files k_tools n_query deictic plan in_order min_support n_res0 n_terms0 p1_at "
+    "desc_sess"))
 
 
 @jit
@@ -195,36 +198,6 @@ def _rec_top(ids, sc, sel_i, sel_s, a, k):
 
 
 @jit
-def _refers(P, S, window, n_win):
-    """Does the query refer to current-session work (``brainbox.recall``'s rule)?"""
-    if n_win == 0:
-        return False
-    if S.deictic:
-        return True
-    if S.n_query == 0:
-        return False
-    hit = 0
-    for qi in range(P.q_ids.shape[0]):
-        t = P.q_ids[qi]
-        if t < 0:
-            continue
-        found = False
-        for j in range(window.shape[0]):
-            r = window[j]
-            if not P.in_proj[r]:
-                continue
-            for q in range(P.res_path_ptr[r], P.res_path_ptr[r + 1]):
-                if P.res_path_terms[q] == t:
-                    found = True
-                    break
-            if found:
-                break
-        if found:
-            hit += 1
-    return hit * 2 >= S.n_query
-
-
-@jit
 def _known(q_sorted, n_terms):
     """The query's term ids known among the first ``n_terms`` (ascending)."""
     c = 0
@@ -238,15 +211,6 @@ def _known(q_sorted, n_terms):
             tids[c] = q_sorted[j]
             c += 1
     return tids
-
-
-@jit
-def _s_max(use, lam, rrf_k):
-    s_max = 0.0
-    for ch in range(lam.shape[0]):
-        if use[ch]:
-            s_max += lam[ch]
-    return s_max / (rrf_k + 1)
 
 
 @jit
@@ -287,6 +251,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     n_terms = S.n_terms0 if start == 0 else enc.n_terms_after[start - 1]
     nf, nt = S.nf, S.nt
     k_files, k_tools = S.k_files, S.k_tools
+    pl = S.plan  # recall's policy (kernels.policy.Plan)
     bl_out_f = np.empty((4, k_files), np.int64)
     bl_out_t = np.empty((4, k_tools), np.int64)
     gold_mark = np.zeros(max(nf, 1), np.bool_)
@@ -311,11 +276,11 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         t0 = S.p1_at if start >= n_events else min(t0, S.p1_at)
         t1 = max(t1, S.p1_at)
     lists, list_n, bl_files, slot, lex_rank, share_d = task_lists(
-        P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, S.top_n, S.in_order,
+        P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, pl.top_n, S.in_order,
         E.bl_cache, P.in_proj.shape[0], P.files.shape[0] - n_cur + 1)
     lex_sorted, lex_sorted_sc = no_i, no_f
     # the recurrence channel from cached rows of the window's resources (_rec_row)
-    use_rec = S.use[6] and S.recurrence_from > 0
+    use_rec = pl.use[RECURRENCE] and pl.recurrence_from > 0
     n_all = P.in_proj.shape[0]
     rc_ids = np.full(REC_SLOTS if use_rec else 0, -1, np.int64)
     rc_age = np.full(rc_ids.shape[0], -1, np.int64)
@@ -325,7 +290,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rec_sc = np.empty(rec_best.shape[0], np.float64)
     rec_sel_i = np.empty(rec_best.shape[0], np.int64)  # those above the guess (_rec_max)
     rec_sel_s = np.empty(rec_best.shape[0], np.float64)
-    rec_src = np.empty(max(S.recurrence_from, 0), np.int64)
+    rec_src = np.empty(max(pl.recurrence_from, 0), np.int64)
     rec_kth = np.zeros(1, np.float64)
     rec_top = no_i
     tools = tool_ids(E.kind, 0, n_res)  # the tool resources, for P3 (grown as tools appear)
@@ -341,17 +306,18 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         if n_files > 0 and P.p1_gold.shape[1] > 0:
             tids = _known(q_sorted, n_terms)
             lex_ids, lex_sc, lex_share = bm25_scores(
-                tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj, E.doclen, post,
+                tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj, E.doclen, post,
                 n_all)
             lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share, lex_sorted,
                                                  lex_rank, share_d)
             lex_key = tids.shape[0] * (P.files.shape[0] + 1) + n_files
+            lam1, s_max1 = weights(pl, False)  # no session to refer to
             status, cand, _, order, _, present, _ = rank_lexed(
                 lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
                 E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
-                E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor, S.a_floor, E.n, E.last,
-                E.hist, E.hist_len, S.p1_at, S.in_order, S.top_n, no_i, S.recurrence_from,
-                no_i, no_f, S.use, S.lam, S.rrf_k, _s_max(S.use, S.lam, S.rrf_k), S.min_conf,
+                E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor, pl.a_floor, E.n, E.last,
+                E.hist, E.hist_len, S.p1_at, S.in_order, pl.top_n, no_i, pl.recurrence_from,
+                no_i, no_f, pl.use, lam1, pl.rrf_k, s_max1, pl.min_conf,
                 E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files,
                 TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                           bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], no_i, work,
@@ -427,26 +393,21 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     if lex_key != n_known * (P.files.shape[0] + 1) + n_files:
                         tids = _known(q_sorted, n_terms)
                         lex_ids, lex_sc, lex_share = bm25_scores(
-                            tids, S.n_query, S.max_terms, P.files[:n_files], P.in_proj,
+                            tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj,
                             E.doclen, post, P.in_proj.shape[0])
                         lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share,
                                                              lex_sorted, lex_rank, share_d)
                         lex_key = n_known * (P.files.shape[0] + 1) + n_files
                     window = E.win[sid, : E.win_len[sid]]
-                    n_win = 0
-                    for j in range(window.shape[0]):
-                        if P.in_proj[window[j]]:
-                            n_win += 1
-                    lam = S.lam.copy()
-                    if _refers(P, S, window, n_win):
-                        lam[4] = S.lam_session
-                    s_max = _s_max(S.use, lam, S.rrf_k)
+                    lam, s_max = weights(pl, refers_to_session(
+                        S.deictic, S.n_query, P.q_ids, window, P.in_proj, P.res_path_ptr,
+                        P.res_path_terms))
                     limit = k_files + P.nf_before[i] - nf
                     n_pos = 0
                     rec_top = no_i
                     if use_rec and window.shape[0]:
                         n_src = 0
-                        for j in range(max(0, window.shape[0] - S.recurrence_from),
+                        for j in range(max(0, window.shape[0] - pl.recurrence_from),
                                        window.shape[0]):
                             rec_src[n_src] = _rec_row(rc_ids, rc_age, rc_dense, window[j], i,
                                                       E, P.in_proj)
@@ -461,10 +422,10 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
-                        E.m[:n_res], E.is_blocked, S.seeds, S.hops, S.topk, S.w_floor,
-                        S.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, S.top_n,
-                        window, S.recurrence_from, no_i, no_f, S.use, lam, S.rrf_k, s_max,
-                        S.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
+                        E.m[:n_res], E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
+                        pl.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, pl.top_n,
+                        window, pl.recurrence_from, no_i, no_f, pl.use, lam, pl.rrf_k, s_max,
+                        pl.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
                                   rec_top, work, act_s, parent_s))
@@ -529,7 +490,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             moved[c] = P.files[j]
             c += 1
         if c:
-            task_touch(lists, list_n, bl_files, E.n, E.last, moved[:c], S.top_n)
+            task_touch(lists, list_n, bl_files, E.n, E.last, moved[:c], pl.top_n)
         n_cur = n_now
 
         # --- and into the baselines
