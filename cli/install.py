@@ -137,10 +137,7 @@ def install_claude(
     settings_path: Path, command: str = "brainbox", timeouts: dict | None = None, events=None
 ) -> dict:
     """Add (or update) brainbox's hooks in a Claude Code settings file."""
-    path = Path(settings_path)
-    events = _events(events, CLAUDE_EVENTS)
-    limits = _timeouts(timeouts, events)
-    raw = _read(path)
+    path, events, limits, raw = _begin(settings_path, events, timeouts, CLAUDE_EVENTS)
     data = {} if raw is None else _parse_json(path, raw)
     hooks = data.get("hooks")
     if hooks is None:
@@ -228,16 +225,8 @@ def uninstall_claude(settings_path: Path) -> dict:
             del data["hooks"]
     if not removed:
         return _summary("claude", path, False, [], [], [], False)
-    backup = _backup_path(path)
-    original = _read(backup)
-    if original is not None and _same_json(original, data):
-        _write(path, original)
-        _end_cycle(path, restored=True)
-    elif data == {} and _state(path).get("created"):
-        _remove_created(path)
-    else:
-        _write(path, _dump_json(data, raw))
-        _end_cycle(path, restored=False)
+    _put_back(path, lambda original: _same_json(original, data), data == {},
+              _dump_json(data, raw))
     return _summary("claude", path, True, [], [], sorted(set(removed)), False)
 
 
@@ -300,10 +289,7 @@ def install_codex(
     """Append (or update) brainbox's marked hooks block in a Codex `config.toml`."""
     import tomllib
 
-    path = Path(config_path)
-    events = _events(events, CODEX_EVENTS)
-    limits = _timeouts(timeouts, events)
-    raw = _read(path)
+    path, events, limits, raw = _begin(config_path, events, timeouts, CODEX_EVENTS)
     text = _decode_toml(path, raw)
     try:
         config = tomllib.loads(text)
@@ -350,15 +336,8 @@ def uninstall_codex(config_path: Path) -> dict:
         return _summary("codex", path, False, [], [], [], False)
     removed = sorted(set(re.findall(r"^\[\[hooks\.(\w+)\]\]", m.group(0), re.MULTILINE)))
     new = _BLOCK.sub("", text)
-    original = _read(_backup_path(path))
-    if original is not None and original.decode("utf-8", "replace") == new:
-        _write(path, original)
-        _end_cycle(path, restored=True)
-    elif not new.strip() and _state(path).get("created"):
-        _remove_created(path)
-    else:
-        _write(path, new.encode("utf-8"))
-        _end_cycle(path, restored=False)
+    _put_back(path, lambda original: original.decode("utf-8", "replace") == new,
+              not new.strip(), new.encode("utf-8"))
     return _summary("codex", path, True, [], [], removed, False)
 
 
@@ -420,6 +399,28 @@ def _codex_warnings(path: Path, config: dict) -> list[str]:
 
 
 # --------------------------------------------------------------------------- shared
+
+
+def _begin(path, events, timeouts, supported) -> tuple[Path, tuple, dict, bytes | None]:
+    """An install's inputs checked: (path, events, their timeouts, the file's bytes or None)."""
+    path = Path(path)
+    events = _events(events, supported)
+    return path, events, _timeouts(timeouts, events), _read(path)
+
+
+def _put_back(path: Path, is_original, empty: bool, data: bytes) -> None:
+    """Write what an uninstall leaves: the pre-install backup when `is_original(backup)`
+    (byte-identical restore), no file when install created it and nothing else is left
+    (`empty`), else `data`."""
+    original = _read(_backup_path(path))
+    if original is not None and is_original(original):
+        _write(path, original)
+        _end_cycle(path, restored=True)
+    elif empty and _state(path).get("created"):
+        _remove_created(path)
+    else:
+        _write(path, data)
+        _end_cycle(path, restored=False)
 
 
 def _events(events, supported) -> tuple:

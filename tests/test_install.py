@@ -71,20 +71,20 @@ def home(tmp_path, monkeypatch):
     return tmp_path
 
 
+def config_file(path, original: bytes):
+    path.parent.mkdir()
+    path.write_bytes(original)
+    return path
+
+
 @pytest.fixture
 def claude_file(home):
-    path = home / ".claude" / "settings.json"
-    path.parent.mkdir()
-    path.write_bytes(CLAUDE_ORIGINAL)
-    return path
+    return config_file(home / ".claude" / "settings.json", CLAUDE_ORIGINAL)
 
 
 @pytest.fixture
 def codex_file(home):
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_bytes(CODEX_ORIGINAL)
-    return path
+    return config_file(home / ".codex" / "config.toml", CODEX_ORIGINAL)
 
 
 def ours(settings: dict) -> dict:
