@@ -34,8 +34,9 @@ import math
 import numpy as np
 
 from ._jit import jit
+from .codes import ERROR as KIND_ERROR
+from .codes import TOOL as KIND_TOOL
 
-KIND_FILE, KIND_TOOL, KIND_ERROR = 0, 1, 2
 WINDOW = 25  # distinct resources per session window
 HIST = 50  # access times kept per resource
 HUB_DEGREE = 20  # more associations than this halves the step

@@ -17,13 +17,13 @@ Prediction for a session whose last tools are ``last3[sid, :last3_len[sid]]``:
 import numpy as np
 
 from ._jit import jit
+from .codes import TOOL as KIND_TOOL
 from .table import table_add, table_find
 
 RRF_K = 60.0
 W_SEQ, W_FREQ = 1.0, 0.5
 LOW_BITS = 30
 LOW_MASK = (1 << LOW_BITS) - 1
-KIND_TOOL = 1
 
 
 @jit
