@@ -47,6 +47,33 @@ def _target(agent: str, user: bool, project: str | None) -> Path:
     return inst.codex_config_path(user=project is None, project=project)
 
 
+def _each(agents, user: bool, project: str | None, claude_fn, codex_fn, **kw) -> list[dict]:
+    """`claude_fn` or `codex_fn` on each agent's settings file; a ValueError (a file brainbox
+    will not edit) ends the command with its one line, exit 1."""
+    out = []
+    for agent in agents:
+        fn = claude_fn if agent == "claude" else codex_fn
+        try:
+            out.append(fn(_target(agent, user, project), **kw))
+        except ValueError as exc:
+            click.echo(f"brainbox: {exc}", err=True)
+            sys.exit(1)
+    return out
+
+
+def _settings_options(fn):
+    """`--claude`, `--codex`, `--user`, `--project DIR`: whose settings (install, uninstall)."""
+    for option in reversed((
+        click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks)."),
+        click.option("--codex", is_flag=True, help="Codex CLI (config.toml hooks)."),
+        click.option("--user", is_flag=True, help="The user's settings (the default)."),
+        click.option("--project", "project_dir", type=click.Path(file_okay=False),
+                     help="A project's settings (DIR/.claude/settings.json)."),
+    )):
+        fn = option(fn)
+    return fn
+
+
 def register(cli) -> None:
     @cli.command(context_settings={"ignore_unknown_options": True})
     @click.argument("agent", type=click.Choice(["claude", "codex"]))
@@ -79,30 +106,32 @@ def register(cli) -> None:
           brainbox serve --detach
           brainbox serve --status --json
         """
-        from brainbox.cli import daemon
+        from brainbox.cli import client
 
         picked = [f for f, on in (("--status", show_status), ("--stop", do_stop),
                                   ("--detach", detach)) if on]
         if len(picked) > 1:
             raise click.UsageError(f"{' and '.join(picked)} exclude each other")
         if show_status:
-            data = daemon.status()
+            data = client.status()
             emit(data, as_json, lambda d: click.echo(
                 f"running, pid {d['pid']}, socket {d['socket']}" if d["running"]
                 else ("starting" if d.get("starting") else "not running")))
             return
         if do_stop:
-            data = daemon.stop()
+            data = client.stop()
             emit(data, as_json, lambda d: click.echo(
                 "stopped" if d["stopped"] else ("not running" if not d["was_running"]
                                                 else "could not stop it")))
             return
         if detach:
-            started = daemon.spawn(force=True)
-            data = {"started": started, **daemon.status()}
+            started = client.spawn(force=True)
+            data = {"started": started, **client.status()}
             emit(data, as_json, lambda d: click.echo(
                 "starting in the background" if d["started"] else "already running"))
             return
+        from brainbox.cli import daemon
+
         rc = daemon.serve(idle=idle)
         if rc == 3:  # another daemon serves this home: not an error
             click.echo("brainbox: a daemon already serves this BRAINBOX_HOME", err=True)
@@ -110,11 +139,7 @@ def register(cli) -> None:
         sys.exit(rc)  # 1: refused to start (an unsafe socket folder, a damaged store)
 
     @cli.command()
-    @click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks).")
-    @click.option("--codex", is_flag=True, help="Codex CLI (config.toml hooks).")
-    @click.option("--user", is_flag=True, help="The user's settings (the default).")
-    @click.option("--project", "project_dir", type=click.Path(file_okay=False),
-                  help="A project's settings (DIR/.claude/settings.json).")
+    @_settings_options
     @click.option("--command", "command", help="How hooks call brainbox (default: its path).")
     @click.option("--json", "as_json", is_flag=True,
                   help="JSON output: a list, one object per agent.")
@@ -134,24 +159,13 @@ def register(cli) -> None:
         if user and project_dir:
             raise click.UsageError("--user and --project exclude each other")
         command = command or default_command()
-        out = []
-        for agent in agents:
-            path = _target(agent, user, project_dir)
-            fn = inst.install_claude if agent == "claude" else inst.install_codex
-            try:
-                out.append(fn(path, command=command))
-            except ValueError as exc:
-                click.echo(f"brainbox: {exc}", err=True)
-                sys.exit(1)
+        out = _each(agents, user, project_dir, inst.install_claude, inst.install_codex,
+                    command=command)
         __import__("brainbox.jitmode").jitmode.spawn_background()  # fill the numba cache meanwhile
         _report(out, as_json, "installed")
 
     @cli.command()
-    @click.option("--claude", is_flag=True, help="Claude Code (settings.json hooks).")
-    @click.option("--codex", is_flag=True, help="Codex CLI (config.toml hooks).")
-    @click.option("--user", is_flag=True, help="The user's settings (the default).")
-    @click.option("--project", "project_dir", type=click.Path(file_okay=False),
-                  help="A project's settings (DIR/.claude/settings.json).")
+    @_settings_options
     @click.option("--json", "as_json", is_flag=True,
                   help="JSON output: a list, one object per agent.")
     def uninstall(claude, codex, user, project_dir, as_json):
@@ -160,15 +174,8 @@ def register(cli) -> None:
 
         if user and project_dir:
             raise click.UsageError("--user and --project exclude each other")
-        out = []
-        for agent in _agents(claude, codex, True):
-            path = _target(agent, user, project_dir)
-            fn = inst.uninstall_claude if agent == "claude" else inst.uninstall_codex
-            try:
-                out.append(fn(path))
-            except ValueError as exc:
-                click.echo(f"brainbox: {exc}", err=True)
-                sys.exit(1)
+        out = _each(_agents(claude, codex, True), user, project_dir, inst.uninstall_claude,
+                    inst.uninstall_codex)
         _report(out, as_json, "removed")
 
     @cli.command()

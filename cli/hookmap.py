@@ -173,6 +173,14 @@ def files_actions(
 # --------------------------------------------------------------------------- internals
 
 
+def _record(session: str, cwd, kind: str, **fields) -> dict:
+    """A raw record with every key (None when unknown; no files, action "other"), then
+    `fields`."""
+    return {"session": session, "cwd": cwd, "tool": None, "files": [], "error": None,
+            "exit_code": None, "at": None, "prompt": None, "command": None, "args": None,
+            "kind": kind, "action": "other", **fields}
+
+
 def _records(agent, payload, event) -> list[dict]:
     if not isinstance(payload, dict):
         return []
@@ -183,20 +191,7 @@ def _records(agent, payload, event) -> list[dict]:
     if not name and payload.get("type") == "agent-turn-complete":
         return _notify(agent, payload)
 
-    base = {
-        "session": _session(payload),
-        "cwd": _cwd(payload),
-        "tool": None,
-        "files": [],
-        "error": None,
-        "exit_code": None,
-        "at": None,
-        "prompt": None,
-        "command": None,
-        "args": None,
-        "kind": "tool",
-        "action": "other",
-    }
+    base = _record(_session(payload), _cwd(payload), "tool")
     meta = {"agent": _clean(agent)[:32] or None, "event": _clean(name)[:64] or None}
     turn = payload.get("turn_id")
     if isinstance(turn, str) and turn:
@@ -286,23 +281,8 @@ def _notify(agent, payload) -> list[dict]:
     turn = payload.get("turn-id") or payload.get("turn_id")
     if isinstance(turn, str) and turn:
         meta["turn"] = _clean(turn)[:MAX_NAME]
-    return [
-        {
-            "session": _clean(session)[:MAX_NAME] if isinstance(session, str) else "",
-            "cwd": _cwd(payload),
-            "tool": None,
-            "files": [],
-            "error": None,
-            "exit_code": None,
-            "at": None,
-            "prompt": _prompt(prompt),
-            "command": None,
-            "args": None,
-            "kind": "prompt",
-            "action": "other",
-            "meta": meta,
-        }
-    ]
+    return [_record(_clean(session)[:MAX_NAME] if isinstance(session, str) else "",
+                    _cwd(payload), "prompt", prompt=_prompt(prompt), meta=meta)]
 
 
 def _action(tool: str) -> str:
