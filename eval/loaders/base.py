@@ -30,6 +30,7 @@ is skipped with a :class:`TrajectoryWarning` naming the file (and line, when the
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import warnings
@@ -44,6 +45,7 @@ __all__ = [
     "TrajectoryWarning",
     "clip",
     "parse_task_id",
+    "read_json",
     "to_unix",
     "warn_skip",
 ]
@@ -62,6 +64,21 @@ class TrajectoryWarning(UserWarning):
 def warn_skip(path, reason: str, line: int | None = None) -> None:
     where = f"{path}:{line}" if line is not None else f"{path}"
     warnings.warn(f"{where}: {reason}", TrajectoryWarning, stacklevel=3)
+
+
+def read_json(path, what: str = "trajectory"):
+    """The JSON document in the file ``path``; None, after a :func:`warn_skip` naming the
+    file (and the line of a syntax error), when it cannot be read or is not JSON."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        warn_skip(
+            path,
+            f"unreadable {what} ({exc.__class__.__name__}: {exc}); task skipped",
+            getattr(exc, "lineno", None),
+        )
+        return None
 
 
 def parse_task_id(task_id: str) -> tuple[str, int]:

@@ -21,12 +21,18 @@ observation, ``<returncode>N</returncode><output>...</output>`` (or ``<output_he
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, task_sort_key, warn_skip
+from brainbox.eval.loaders.base import (
+    Task,
+    TaskBuilder,
+    parse_task_id,
+    read_json,
+    task_sort_key,
+    warn_skip,
+)
 
 __all__ = ["load", "load_file"]
 
@@ -68,14 +74,8 @@ def _observation(text: str) -> tuple[int | None, str | None, bool]:
 def load_file(path) -> Task | None:
     """One ``.traj.json`` -> Task (``None``, with a warning, when unusable)."""
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        warn_skip(
-            path, f"unreadable trajectory ({exc.__class__.__name__}: {exc}); task skipped", line
-        )
+    data = read_json(path)
+    if data is None:
         return None
     try:
         messages = data["messages"]

@@ -49,7 +49,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, warn_skip
+from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, read_json, warn_skip
 
 from brainbox import shell
 
@@ -260,15 +260,8 @@ def _call_time(p: Path) -> float:
 
 
 def _load_completion(p: Path, tid: str, times: list[float] | None) -> Task | None:
-    try:
-        with open(p, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        warn_skip(
-            p,
-            f"unreadable LLM log ({exc.__class__.__name__}: {exc}); task skipped",
-            getattr(exc, "lineno", None),
-        )
+    data = read_json(p, "LLM log")
+    if data is None:
         return None
     try:
         final = None

@@ -45,7 +45,14 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, task_sort_key, warn_skip
+from brainbox.eval.loaders.base import (
+    Task,
+    TaskBuilder,
+    parse_task_id,
+    read_json,
+    task_sort_key,
+    warn_skip,
+)
 
 __all__ = ["load", "load_file"]
 
@@ -196,15 +203,8 @@ def _description(history: list) -> str | None:
 def load_file(path) -> Task | None:
     """One ``.traj`` -> Task (``None``, with a warning, when unusable)."""
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        warn_skip(
-            path,
-            f"unreadable trajectory ({exc.__class__.__name__}: {exc}); task skipped",
-            getattr(exc, "lineno", None),
-        )
+    data = read_json(path)
+    if data is None:
         return None
     tid = path.name[: -len(".traj")] if path.name.endswith(".traj") else path.stem
     try:
