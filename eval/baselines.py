@@ -39,6 +39,24 @@ Files (P1, P2):
   uniform draw), with a per-step Fisher-Yates fallback when the row holds too few
   distinct values. Independent of workers and order, and no generator object per task.
 
+Rules that decide results beyond the definitions above (the compiled baselines,
+:mod:`brainbox.kernels.replay.baselines`, follow them too):
+
+- BM25 float sums. A document untouched since the task started sums its query terms in
+  query order (first occurrence in the description). A document touched during the task
+  sums them in its row order: at its first touch in the task, its query terms in the order
+  they entered the document if it then held fewer distinct terms than the query has, else
+  in query order; query terms new to it follow in the order they arrive. Scores equal in
+  exact arithmetic can differ in the last bit; this order is what decides them.
+- Outside the replay's protocol (one universe and one ``k`` per task, the universe holding
+  every document seen): BM25 takes the untouched documents from the first ``k`` +
+  (documents touched in the task) entries of the task-start ranking, and co-session's top
+  ``k`` after new files is searched among the previous ranking of the task and the new
+  files' rows (a full rescan when those rows are large). So a ranking asked with a smaller
+  universe, or another ``k`` or universe than the task's previous one, can differ from the
+  definitions above (tests/test_baselines_fast.py drives such universes; under the
+  protocol both are exact).
+
 Tools (P3):
 - **recency**, **frequency**: as for files, over tool calls.
 - **bm25**: the same BM25, a tool's document made like a file's: the tokens of its name,
@@ -52,9 +70,9 @@ Tools (P3):
 
 from __future__ import annotations
 
+import heapq
 import math
 import zlib
-from bisect import bisect_left, insort
 from itertools import chain, islice
 
 import numpy as np
@@ -89,21 +107,6 @@ def _top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
     return ids[np.lexsort((ids, -scores))[:k]].tolist()
 
 
-def _first(it, k: int, n_universe: int) -> list[int]:
-    """The first k ids of iterator ``it`` below ``n_universe``; the common case (none
-    filtered) costs one C-level slice and a max."""
-    out = list(islice(it, k))
-    if not out or max(out) < n_universe:
-        return out
-    out = [i for i in out if i < n_universe]
-    for i in it:
-        if i < n_universe:
-            out.append(i)
-            if len(out) == k:
-                break
-    return out
-
-
 def _top_dense(score: np.ndarray, k: int) -> list[int]:
     """The k best ids with a positive score in a dense array of non-negative integer
     scores, ties by id. A histogram of the scores finds the cut (argpartition over a few
@@ -122,7 +125,8 @@ def _top_dense(score: np.ndarray, k: int) -> list[int]:
 
 
 class Recency:
-    """Ids by last touch; re-inserting into a dict moves a key to the end in O(1)."""
+    """Ids by last touch, most recent first (a dict in touch order: re-inserting a key
+    moves it to the end)."""
 
     def __init__(self):
         self.order: dict[int, None] = {}
@@ -132,43 +136,27 @@ class Recency:
         self.order[i] = None
 
     def top(self, k: int, n_universe: int) -> list[int]:
-        return _first(reversed(self.order), k, n_universe)
+        return list(islice((i for i in reversed(self.order) if i < n_universe), k))
 
 
 class Frequency:
-    """Ids by touch count, descending; ties: the id that reached the count first. One
-    insertion-ordered dict per count ("block") and the sorted list of counts present: a
-    touch moves an id to the end of the next block up, O(1) but for the rare new count."""
+    """Ids by touch count, descending; ties: the id that reached its count first (the
+    earlier touch that brought it there)."""
 
     def __init__(self):
         self.count: dict[int, int] = {}
-        self.blocks: dict[int, dict[int, None]] = {}
-        self.present: list[int] = []  # counts with a non-empty block, ascending
+        self.reached: dict[int, int] = {}  # id -> the touch (a counter) that set its count
+        self.touches = 0
 
     def touch(self, i: int) -> None:
-        c = self.count.get(i, 0)
-        if c:
-            blk = self.blocks[c]
-            del blk[i]
-            if not blk:
-                del self.blocks[c]
-                del self.present[bisect_left(self.present, c)]
-        blk = self.blocks.get(c + 1)
-        if blk is None:
-            blk = self.blocks[c + 1] = {}
-            insort(self.present, c + 1)
-        blk[i] = None
-        self.count[i] = c + 1
+        self.count[i] = self.count.get(i, 0) + 1
+        self.reached[i] = self.touches
+        self.touches += 1
 
     def top(self, k: int, n_universe: int) -> list[int]:
-        out = []
-        for c in reversed(self.present):
-            for i in self.blocks[c]:
-                if i < n_universe:
-                    out.append(i)
-                    if len(out) == k:
-                        return out
-        return out
+        count, reached = self.count, self.reached
+        return heapq.nsmallest(k, (i for i in count if i < n_universe),
+                               key=lambda i: (-count[i], reached[i]))
 
 
 class _Postings:
@@ -544,13 +532,15 @@ class Baselines:
 
     def rank_files(self, n_universe: int, step: int) -> list[list[int]]:
         """Rankings in :data:`METHODS` order."""
-        k = self.k_files
-        return [self.f_rec.top(k, n_universe), self.f_freq.top(k, n_universe),
-                self.f_bm25.top(k, n_universe), self.f_co.top(k, n_universe),
-                self.f_rand.top(step, n_universe)]
+        return _rankings((self.f_rec, self.f_freq, self.f_bm25, self.f_co), self.f_rand,
+                         self.k_files, n_universe, step)
 
     def rank_tools(self, n_universe: int, step: int) -> list[list[int]]:
-        k = self.k_tools
-        return [self.t_rec.top(k, n_universe), self.t_freq.top(k, n_universe),
-                self.t_bm25.top(k, n_universe), self.t_co.top(k, n_universe),
-                self.t_rand.top(step, n_universe)]
+        """Rankings in :data:`METHODS` order."""
+        return _rankings((self.t_rec, self.t_freq, self.t_bm25, self.t_co), self.t_rand,
+                         self.k_tools, n_universe, step)
+
+
+def _rankings(ranked, rand: RandomRanks, k: int, n_universe: int, step: int) -> list[list[int]]:
+    """The ``top`` of each baseline in :data:`METHODS` order (random's by step)."""
+    return [b.top(k, n_universe) for b in ranked] + [rand.top(step, n_universe)]

@@ -98,24 +98,16 @@ def warmup() -> float:
 
 
 def _rr(ranking: list, gold: set) -> float:
-    """Reciprocal rank of the first gold item (rankings are already cut to k)."""
-    if len(gold) == 1:
-        for g in gold:
-            if g in ranking:
-                return 1.0 / (ranking.index(g) + 1)
-            return 0.0
-    for i, item in enumerate(ranking):
-        if item in gold:
-            return 1.0 / (i + 1)
-    return 0.0
+    """Reciprocal rank of the first gold item (rankings are already cut to k); 0 if none."""
+    return next((1.0 / (i + 1) for i, item in enumerate(ranking) if item in gold), 0.0)
 
 
 def _score(record: dict, rankings: list, gold: set) -> None:
+    """One scored probe: each method's reciprocal rank of ``gold`` added to its sum."""
     record["scored"] += 1
     rr = record["rr"]
     for j, ranking in enumerate(rankings):
-        if ranking:
-            rr[j] += _rr(ranking, gold)
+        rr[j] += _rr(ranking, gold)
 
 
 def _engine_files(index, state, query: str, fget, **kw) -> list:
@@ -223,11 +215,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                     t_pred += t1 - t
                     mine = [i for i in (tget(name) for name, _ in pred) if i is not None and i < nt]
                     rankings = [mine[:K_TOOLS]] + bl
-                    p3["scored"] += 1
-                    rr = p3["rr"]
-                    for j, ranking in enumerate(rankings):
-                        if tid in ranking:
-                            rr[j] += 1.0 / (ranking.index(tid) + 1)
+                    _score(p3, rankings, {tid})
                     if trace:
                         trace("rank", task=ti, step=step, probe="P3", rankings=rankings,
                               gold={tid})
