@@ -13,17 +13,30 @@ replay's per-event loop (``kernels.replay``), so neither keeps its own copy:
   of its plan weight when the query refers to the session) and ``s_max``, the fused score of
   a file ranked first by every channel in use (confidence = score / ``s_max``).
 
-Channels are indexed by the constants below (the rows of ``rank_files``' ``ranks``).
+Channels are indexed by ``kernels.channels``' constants (the rows of ``rank_files``'
+``ranks``); :data:`CHANNELS` names them in that order.
 """
 
 from collections import namedtuple
 
 from ._jit import jit
+from .channels import (
+    ASSOCIATIVE,
+    BASE_LEVEL,
+    FREQUENCY,
+    LEXICAL,
+    N_CHANNELS,
+    RECENCY,
+    RECURRENCE,
+    SNIPPET,
+)
 
+__all__ = ["ASSOCIATIVE", "BASE_LEVEL", "CHANNELS", "FREQUENCY", "LEXICAL", "N_CHANNELS",
+           "RECENCY", "RECURRENCE", "SNIPPET", "Plan", "refers_to_session", "weights"]
+
+# the channels' names, in the order of their indices (kernels.channels)
 CHANNELS = ("lexical", "associative", "snippet", "frequency", "recency", "base_level",
             "recurrence")
-LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
-N_CHANNELS = len(CHANNELS)
 
 Plan = namedtuple("Plan", (
     "lam use rrf_k recency_session min_conf seeds hops topk w_floor a_floor recurrence_from "

@@ -50,7 +50,7 @@ def test_incremental_folding_with_recalls_between_equals_rebuild(tmp_path):
     for name in ("n", "m", "act", "last", "hist", "deg", "win", "last3"):
         assert np.array_equal(getattr(inc.state, name), getattr(one.state, name)[: getattr(inc.state, name).shape[0]]) or \
             np.array_equal(getattr(inc.state, name)[: inc.state.n_res], getattr(one.state, name)[: one.state.n_res])
-    q = dict(project=ROOT, session=events[-1]["session"], now=events[-1]["at"] + 10)
+    q = {"project": ROOT, "session": events[-1]["session"], "now": events[-1]["at"] + 10}
     for query in ("fix the auth bug", "billing invoice", "this again"):
         a = [r.as_dict() for r in inc.recall(query, **q)]
         b = [r.as_dict() for r in one.recall(query, **q)]
@@ -153,7 +153,7 @@ def test_decay_after_importing_old_events_keeps_every_association_and_rebuild_ag
 def test_decay_measures_from_each_associations_last_update_and_never_twice(tmp_path):
     mem = Memory.open(tmp_path / "b.db")
     t0 = time.time() + 5.0
-    rec = lambda at, s, f: mem.record({"session": s, "cwd": "/r", "project": "/r",  # noqa: E731
+    rec = lambda at, s, f: mem.record({"session": s, "cwd": "/r", "project": "/r",
                                        "tool": "Read", "files": [f], "at": at})
     for i in range(6):  # a strong old pair a -> b
         rec(t0 + i, f"o{i}", "a.py"), rec(t0 + i + 0.5, f"o{i}", "b.py")
@@ -161,7 +161,7 @@ def test_decay_measures_from_each_associations_last_update_and_never_twice(tmp_p
         rec(t0 + 20 * DAY + i, f"n{i}", "c.py"), rec(t0 + 20 * DAY + i + 0.5, f"n{i}", "d.py")
     mem.sync()
     st = mem.state
-    rid = lambda f: st.res_index[(0, "/r", f)]  # noqa: E731
+    rid = lambda f: st.res_index[(0, "/r", f)]
 
     def w(u, v):
         return float(st.ew[st.edge_index(rid(u), rid(v))])
