@@ -77,11 +77,11 @@ from itertools import chain, islice
 
 import numpy as np
 
+from brainbox.state import MAX_PROMPT_TERMS  # a prompt's first 64 distinct terms
 from brainbox.text import path_tokens, tokens
 
 METHODS = ("recency", "frequency", "bm25", "cosession", "random")
 K1, B = 1.2, 0.75
-MAX_PROMPT_TERMS = 64  # as brainbox.state: the first 64 distinct terms of a prompt
 START = -1  # the tool "before" a session's first call
 _EMPTY = np.zeros(0, np.int64)
 
