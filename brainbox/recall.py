@@ -56,7 +56,6 @@ LAMBDA = {
 RECENCY_SESSION = 30.0
 RRF_K = 20.0
 TOP_K = 100
-BM25_K1, BM25_B = 1.2, 0.75
 _NO_IDS = np.zeros(0, np.int64)
 _NO_SCORES = np.zeros(0, np.float64)
 
