@@ -197,8 +197,9 @@ class State(EdgeStore):
     def path_terms(self) -> tuple[np.ndarray, np.ndarray]:
         """Each resource's path term ids as CSR rows `(ptr int64[n_res + 1], terms)`: row r
         is `terms[ptr[r]:ptr[r + 1]]`, a file's path tokens in order (`text.path_tokens`),
-        empty for a tool or an error (the session-reference rule, `kernels.policy`). Rows of
-        new resources are added on each call; views, valid until the next call."""
+        empty for a tool or an error (the session-reference rule, `kernels.policy`); -1 for
+        a token that is not a term (none: a file's path tokens are its first context terms).
+        Rows of new resources are added on each call; views, valid until the next call."""
         n = self.n_res
         if self._path_rows < n:
             ti = self.term_index
@@ -206,7 +207,7 @@ class State(EdgeStore):
             at = int(self._path_ptr[self._path_rows])
             for rid in range(self._path_rows, n):
                 if self.res_kind[rid] == FILE:
-                    ids = [ti[t] for t in path_tokens(self.res_key[rid])]
+                    ids = [ti.get(t, -1) for t in path_tokens(self.res_key[rid])]
                     self._path_terms = grow(self._path_terms, at + len(ids))
                     self._path_terms[at: at + len(ids)] = ids
                     at += len(ids)
