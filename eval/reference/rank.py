@@ -8,10 +8,18 @@ import math
 
 import numpy as np
 from brainbox.eval.reference import kernels as R
-
-CHANNELS = 7
-LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
-K1, B = 1.2, 0.75
+from brainbox.kernels.channels import (
+    ASSOCIATIVE,
+    BASE_LEVEL,
+    FREQUENCY,
+    LEXICAL,
+    RECENCY,
+    RECURRENCE,
+    SNIPPET,
+)
+from brainbox.kernels.channels import BM25_B as B
+from brainbox.kernels.channels import BM25_K1 as K1
+from brainbox.kernels.channels import N_CHANNELS as CHANNELS
 
 
 def _desc(pairs):
