@@ -27,11 +27,12 @@ Choices written down here (the design leaves them open):
   0.556 -> 0.579, Claude Code P1-read 0.252 -> 0.409, mini-swe-agent 0.741 -> 0.669.)
 - Recurrence: files reached in one hop from the session's 5 newest resources, scored by
   the strongest such edge.
-- Next tool: the longest suffix (3, 2, 1 tools) whose context was seen >= 4 times ranks
-  by count; else direct tool -> tool associations of the last tool. That ranking is fused
-  with tool frequency by RRF (weights 1 and 0.5, k = 60, the usual RRF constant; on the
-  dev replay k = 5 / 20 / 60 gave P3 0.453 / 0.446 / 0.445 (Claude Code) and
-  0.483 / 0.482 / 0.481 (mini-swe-agent): within noise, so the usual constant stays).
+- Next tool: the longest suffix (3, 2, 1 tools) whose context was seen >= 4 times
+  (`MIN_SUPPORT`) ranks by count; else direct tool -> tool associations of the last tool.
+  That ranking is fused with tool frequency by RRF (weights 1 and 0.5, k = 60, the usual
+  RRF constant; on the dev replay k = 5 / 20 / 60 gave P3 0.453 / 0.446 / 0.445 (Claude
+  Code) and 0.483 / 0.482 / 0.481 (mini-swe-agent): within noise, so the usual constant
+  stays).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ LAMBDA = {
 RECENCY_SESSION = 30.0
 RRF_K = 20.0
 TOP_K = 100
+MIN_SUPPORT = 4  # a tool context ranks by its n-gram counts once seen this often
 _NO_IDS = np.zeros(0, np.int64)
 _NO_SCORES = np.zeros(0, np.float64)
 
@@ -310,7 +312,8 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
     return out
 
 
-def predict_tools(state: State, session: str | None, k: int = 3, min_support: int = 4):
+def predict_tools(state: State, session: str | None, k: int = 3,
+                  min_support: int = MIN_SUPPORT):
     """Top-k next tools for the session: [(tool, score)] (`brainbox.kernels.predict_kernel`)."""
     s = state
     sid = s.sess_index.get(session, -1) if session else -1
