@@ -139,3 +139,53 @@ def test_path_terms_are_each_files_path_tokens_and_grow_with_the_state():
     loaded = State.from_arrays(s.to_arrays(), s.resource_rows())
     lp, lt = loaded.path_terms()
     assert lp.tolist() == ptr.tolist() and lt[: ptr[-1]].tolist() == terms[: ptr[-1]].tolist()
+
+
+def plain_refers_by_text(state, query, window, project):
+    """The rule over strings: the query's tokens against the path tokens of the window's
+    files of the project (how recall decided it before the rule was compiled)."""
+    from brainbox.kernels.codes import FILE
+
+    from brainbox.text import is_deictic, path_tokens, tokens
+
+    files = [r for r in window.tolist()
+             if state.res_kind[r] == FILE and state.res_project[r] == project]
+    if not files:
+        return False
+    if is_deictic(query):
+        return True
+    qs = set(tokens(query))
+    if not qs:
+        return False
+    seen = set()
+    for r in files:
+        seen |= set(path_tokens(state.res_key[r]))
+    return len(qs & seen) * 2 >= len(qs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.sampled_from(
+    ["auth", "login", "billing", "invoice", "src", "py", "test", "this", "again", "zzz",
+     "token", "session", "api", "models"]), max_size=6), sess=st.integers(0, 40))
+def test_recalls_recency_switch_is_the_rule_over_path_tokens(words, sess):
+    from brainbox.recall import session_resources
+
+    s = _folded()
+    project = s.res_project[next(r for r in range(s.n_res) if s.res_kind[r] == 0)]
+    sessions = list(s.sess_index)
+    session = sessions[sess % len(sessions)]
+    query = " ".join(words)
+    args = rank_args(Index(s), query, project=project, session=session)
+    want = plain_refers_by_text(s, query, session_resources(s, session), project)
+    assert args.lam[KP.RECENCY] == (RECENCY_SESSION if want else LAMBDA["recency"])
+
+
+_STATE = []
+
+
+def _folded():
+    if not _STATE:
+        s = State()
+        s.fold(normalized(events=1500, files=60, sessions=40, projects=2, seed=4))
+        _STATE.append(s)
+    return _STATE[0]
