@@ -11,7 +11,7 @@ whole processes (median of `--runs`):
 - `python -c pass`: the baseline;
 - `brainbox hook claude PostToolUse` (target: at most 3x the baseline);
 - `brainbox hook claude UserPromptSubmit` with a warm daemon (target: 80 ms): the hook
-  hands its raw payload to the daemon in one request (`hooks._handoff`) and imports
+  hands its raw payload to the daemon in one request (`client.handoff`) and imports
   neither hookmap, recorder, redact nor sqlite3, so it should cost little more than
   `python -c pass` plus one round trip;
 - `brainbox hook claude SessionStart` with a warm daemon (handed over the same way);
@@ -72,7 +72,7 @@ class Suggest:
         os.environ["BRAINBOX_HOME"] = self.tmp
         root = Path(self.tmp) / "project"
         raws = _workload(20_000, 200, root)
-        from brainbox.cli.daemon import Service
+        from brainbox.cli.service import Service
 
         from brainbox.memory import Memory
 
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     py = [sys.executable]
     entry = py + ["-m", "brainbox.cli.entry"]
     script = shutil.which("brainbox")
-    from brainbox.cli import daemon
+    from brainbox.cli import client
 
     try:
         t0 = time.perf_counter()
@@ -217,9 +217,9 @@ def main(argv=None) -> int:
             results["PostToolUse (brainbox script)"] = _summary(post2)
 
         # warm daemon
-        daemon.spawn(home, force=True)
+        client.spawn(home, force=True)
         deadline = time.monotonic() + 300
-        while not daemon.status(home)["running"]:
+        while not client.status(home)["running"]:
             if time.monotonic() > deadline:
                 raise SystemExit("the daemon did not start")
             time.sleep(0.1)
@@ -238,23 +238,23 @@ def main(argv=None) -> int:
             if "hook" in cmds[name][0]:
                 results[name]["answered"] = sum(1 for o in outs[name] if o.stdout.strip())
         sample = outs["UserPromptSubmit, warm daemon (python -m)"][-1].stdout.decode()
-        daemon.stop(home, wait=30)
+        client.stop(home, wait=30)
 
         # first prompt, no daemon: the hook starts one; stop it before the next run
         def no_daemon():
             # A daemon the last hook started may still be importing: until it holds its
             # lock `stop` cannot see it, and it would outlive the benchmark. Wait for it.
             try:  # the marker holds the spawner's pid: ours for the warm daemon
-                by_hook = (home / daemon.SPAWN_NAME).read_text() != str(os.getpid())
+                by_hook = (home / client.SPAWN_NAME).read_text() != str(os.getpid())
             except OSError:
                 by_hook = False
             if by_hook:
                 deadline = time.monotonic() + 30
-                while daemon._lock_free(home) and time.monotonic() < deadline:
+                while client.lock_free(home) and time.monotonic() < deadline:
                     time.sleep(0.05)
-            daemon.stop(home, wait=30)
+            client.stop(home, wait=30)
             try:
-                (home / daemon.SPAWN_NAME).unlink()
+                (home / client.SPAWN_NAME).unlink()
             except OSError:
                 pass
 
@@ -277,7 +277,7 @@ def main(argv=None) -> int:
         results["sample_additional_context"] = sample[:600]
     finally:
         try:
-            daemon.stop(home, wait=30)
+            client.stop(home, wait=30)
         except Exception:  # noqa: BLE001
             pass
         shutil.rmtree(tmp, ignore_errors=True)

@@ -111,8 +111,8 @@ def run(streams: int, per_stream: int, burners: int, transcripts: Path) -> dict:
     log = home / "hook-errors.log"
     text = log.read_text(errors="replace") if log.exists() else ""
     # what the next hook would drain
-    drain = ("import sys; from brainbox.cli import hooks; from brainbox.storage import db; "
-             "c = db.connect(); print(hooks.drain_spool(c))")
+    drain = ("import sys; from brainbox.cli import spool; from brainbox import store as db; "
+             "c = db.connect(); print(spool.drain_spool(c))")
     subprocess.run([sys.executable, "-c", drain], env=env, capture_output=True, timeout=300)
     after, rows_after = count(db)
     result = {"streams": streams, "per_stream": per_stream, "burners": burners,

@@ -210,12 +210,12 @@ def predict(ctx, session, limit, as_json):
 def _daemon(ctx, op: str, **fields):
     """The warm daemon's answer to `op` for this command's database, or None (no daemon,
     another database, a timeout or an error: the caller then works in-process)."""
-    from brainbox.cli import daemon
+    from brainbox.cli import client
 
     from brainbox import paths
 
     db = ctx.obj.get("db")
-    return daemon.call(op, timeout=5.0, db=os.path.abspath(db) if db else paths.db_path(),
+    return client.call(op, timeout=5.0, db=os.path.abspath(db) if db else paths.db_path(),
                        **fields)
 
 
@@ -286,9 +286,9 @@ def stats(ctx, as_json):
                 "projects": counts["projects_by_kind"].get(0, 0),
                 "watermark": counts["watermark"], "db_bytes": size, "db_path": path}
     if data is None:
-        from brainbox.cli import daemon
+        from brainbox.cli import client
 
-        data = daemon.call("stats", timeout=5.0, db=path)
+        data = client.call("stats", timeout=5.0, db=path)
     if data is None:
         with open_memory(ctx) as mem:
             data = mem.stats()

@@ -165,23 +165,24 @@ def database_status() -> dict:
 
 
 def errors_status(n: int = 5) -> dict:
-    from brainbox.cli import hooks
+    from brainbox.cli import hooklog
+    from brainbox.cli import spool as spool_mod
 
     from brainbox import paths
 
-    log = Path(paths.home()) / hooks.LOG_NAME
-    spool = Path(hooks.spool_dir())
+    log = Path(paths.home()) / hooklog.LOG_NAME
+    spool = Path(spool_mod.spool_dir())
     try:
         spooled = len([p for p in spool.iterdir() if p.name.endswith(".jsonl")])
     except OSError:
         spooled = 0
-    try:  # spool files the database refused for their content (hooks.drain_spool)
+    try:  # spool files the database refused for their content (spool.drain_spool)
         quarantined = len([p for p in (spool / "bad").iterdir() if p.is_file()])
     except OSError:
         quarantined = 0
     return {"log": str(log), "bytes": log.stat().st_size if log.exists() else 0,
-            "fallback_log": hooks.fallback_log_path(),
-            "last": hooks.last_errors(n), "spooled_files": spooled,
+            "fallback_log": hooklog.fallback_log_path(),
+            "last": hooklog.last_errors(n), "spooled_files": spooled,
             "quarantined_files": quarantined, "quarantine_dir": str(spool / "bad")}
 
 
@@ -220,7 +221,8 @@ def measure_latency(runs: int = 3) -> dict:
 def files_status() -> list[str]:
     """Ownership and mode problems of the home, the database and the files brainbox
     writes, one line each; `lstat` only, nothing is opened or changed."""
-    from brainbox.cli import daemon, hooks
+    from brainbox.cli import client, hooklog
+    from brainbox.cli import spool as spool_mod
 
     from brainbox import paths
 
@@ -261,10 +263,10 @@ def files_status() -> list[str]:
             pass
     for suffix in ("", "-wal", "-shm"):
         check(Path(f"{dbp}{suffix}"), 0o600, may_link=not suffix)
-    for name in (hooks.LOG_NAME, daemon.LOG_NAME, daemon.INFO_NAME, daemon.SPAWN_NAME,
-                 daemon.LOCK_NAME, "config.json"):
+    for name in (hooklog.LOG_NAME, client.LOG_NAME, client.INFO_NAME, client.SPAWN_NAME,
+                 client.LOCK_NAME, "config.json"):
         check(home / name, 0o600)
-    spool = Path(hooks.spool_dir())
+    spool = Path(spool_mod.spool_dir())
     check(spool, 0o700)
     if spool.is_dir() and not spool.is_symlink():
         for p in sorted(spool.iterdir())[:200]:
@@ -273,13 +275,13 @@ def files_status() -> list[str]:
 
 
 def run_doctor(latency: bool = True) -> dict:
-    from brainbox.cli import daemon
+    from brainbox.cli import client
 
     data = {"files": files_status()}  # before the store is opened (that tightens modes)
     data.update({
         "hooks": hooks_status(),
         "database": database_status(),
-        "daemon": daemon.status(),
+        "daemon": client.status(),
         "hook_errors": errors_status(),
         "latency": measure_latency() if latency else None,
     })

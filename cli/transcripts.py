@@ -354,7 +354,7 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                     since: float | None = None, conn=None, now: float | None = None) -> dict:
     """Import every transcript under `root` past its cursor; returns counts."""
     from brainbox.cli.hookmap import payload_to_records
-    from brainbox.cli.hooks import drain_spool
+    from brainbox.cli.spool import drain_spool
 
     from brainbox import store
     from brainbox.events import EventError, normalize, parse_time

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from brainbox.cli import daemon, hooks, transcripts
-from brainbox.storage import db as dbmod
+from brainbox.cli import client, hookconf, spool, transcripts
+from brainbox import store as dbmod
 
 SPOTTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts" / \
     "claude-code" / "spotter"
@@ -113,9 +113,9 @@ def replay(tmp_path, brainbox_home, name: str, n: int | None):
     brainbox_home.mkdir(parents=True, exist_ok=True)
     # behaviour, not speed: a loaded test machine must not push calls into the spool
     env = dict(os.environ, BRAINBOX_HOOK_BUDGET_TOOL="10", BRAINBOX_HOOK_BUDGET_PROMPT="30")
-    daemon.spawn(brainbox_home, force=True)
+    client.spawn(brainbox_home, force=True)
     deadline = time.monotonic() + 120
-    while not daemon.status(brainbox_home)["running"] and time.monotonic() < deadline:
+    while not client.status(brainbox_home)["running"] and time.monotonic() < deadline:
         time.sleep(0.1)
     outputs = []
     for _, payload in items:
@@ -137,7 +137,7 @@ def spotter():
 @pytest.fixture(autouse=True)
 def no_stray_daemon(brainbox_home):
     yield
-    daemon.stop(brainbox_home, wait=10)
+    client.stop(brainbox_home, wait=10)
 
 
 def check_replay(items, outputs, tmp_path):
@@ -154,8 +154,8 @@ def check_replay(items, outputs, tmp_path):
             assert e["error"]
     prompts = [p["prompt"] for _, p in items if p["hook_event_name"] == "UserPromptSubmit"]
     assert [e["prompt"] for e in stored("prompt")] == [hooks_strip(t) for t in prompts]
-    spool = Path(hooks.spool_dir())
-    assert not spool.exists() or not list(spool.iterdir())
+    folder = Path(spool.spool_dir())
+    assert not folder.exists() or not list(folder.iterdir())
 
 
 def hooks_strip(text):
@@ -175,9 +175,9 @@ def test_replayed_transcript_through_hook_processes_and_import_agree(
     touched = {f for e in stored("tool") for f in e["files"]}
     named = [ln[2:].split(" — ")[0] for ln in ctx.splitlines() if ln.startswith("- ")]
     assert named and set(named) <= touched
-    assert len(ctx) <= hooks.INJECT_CHARS
+    assert len(ctx) <= hookconf.INJECT_CHARS
     hooks_memory = memory_counts()
-    daemon.stop(brainbox_home, wait=10)
+    client.stop(brainbox_home, wait=10)
 
     # the same transcript, cut where the replay stopped, imported into a fresh memory
     home2 = tmp_path / "home2"
@@ -198,7 +198,7 @@ def test_two_whole_transcripts_replayed_and_imported_agree(spotter, tmp_path, br
         all_items += items
     assert len(stored("tool")) == 242 + 186
     hooks_memory = memory_counts()
-    daemon.stop(brainbox_home, wait=10)
+    client.stop(brainbox_home, wait=10)
     monkeypatch.setenv("BRAINBOX_HOME", str(tmp_path / "home2"))
     for name in (MAIN, OTHER):
         transcripts.import_sessions("claude", tmp_path / "t" / f"{name}.jsonl")

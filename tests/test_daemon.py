@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from brainbox.cli import client, handler, spool
+from brainbox.cli.service import Service
+
 from brainbox import paths
-from brainbox.cli import daemon, hooks
-from brainbox.storage import db as dbmod
+from brainbox import store as dbmod
 
 
 def cli(*args, env=None, timeout=120):
@@ -24,11 +26,11 @@ def cli(*args, env=None, timeout=120):
 def wait_running(home, timeout=120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        st = daemon.status(home)
+        st = client.status(home)
         if st["running"]:
             return st
         time.sleep(0.1)
-    log = home / daemon.LOG_NAME
+    log = home / client.LOG_NAME
     raise AssertionError(f"daemon did not start: {log.read_text() if log.exists() else ''}")
 
 
@@ -36,7 +38,7 @@ def wait_running(home, timeout=120):
 def home(brainbox_home):
     brainbox_home.mkdir(parents=True, exist_ok=True)
     yield brainbox_home
-    daemon.stop(brainbox_home, wait=10)
+    client.stop(brainbox_home, wait=10)
 
 
 @pytest.fixture
@@ -65,7 +67,7 @@ def test_service_answers_every_op(repo):
     for s in range(3):
         hook(repo, "Read", "src/auth/login.py", f"p{s}")
         hook(repo, "Edit", "src/auth/session.py", f"p{s}")
-    svc = daemon.Service()
+    svc = Service()
     try:
         assert svc.handle({"op": "ping"})["result"]["pid"] == os.getpid()
         assert svc.handle({"op": "sync"})["result"]["folded"] == 6
@@ -135,7 +137,7 @@ def test_memory_builds_the_answers_the_daemon_sends(repo):
 def test_service_reloads_after_forget(repo):
     hook(repo, "Read", "src/auth/login.py")
     hook(repo, "Read", "src/billing.py")
-    svc = daemon.Service()
+    svc = Service()
     try:
         q = {"op": "recall", "query": "login billing", "project": str(repo)}
         assert {r["path"] for r in svc.handle(q)["result"]} == {"src/auth/login.py",
@@ -176,18 +178,18 @@ def test_serve_detach_status_stop_and_json(home, repo):
     s.close()
     r = cli("serve", "--stop", "--json")
     assert json.loads(r.stdout)["stopped"] is True
-    assert not daemon.status(home)["running"]
+    assert not client.status(home)["running"]
     assert not Path(paths.socket_path(home)).exists()
     assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
 
 
 def test_one_daemon_per_home(home):
-    assert daemon.spawn(home, force=True)
+    assert client.spawn(home, force=True)
     st = wait_running(home)
     r = cli("serve", timeout=120)  # a second one in the foreground exits at once
     assert r.returncode == 0 and "already serves" in r.stderr
-    assert daemon.spawn(home) is False  # alive: no new spawn
-    assert daemon.status(home)["pid"] == st["pid"]
+    assert client.spawn(home) is False  # alive: no new spawn
+    assert client.status(home)["pid"] == st["pid"]
 
 
 def test_a_stale_socket_is_replaced(home):
@@ -195,22 +197,22 @@ def test_a_stale_socket_is_replaced(home):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(path)
     s.close()  # the file stays, nobody listens: a daemon that crashed
-    assert Path(path).exists() and not daemon.status(home)["running"]
-    assert daemon.request({"op": "ping"}, 0.5, home) is None
-    assert daemon.spawn(home, force=True)
+    assert Path(path).exists() and not client.status(home)["running"]
+    assert client.request({"op": "ping"}, 0.5, home) is None
+    assert client.spawn(home, force=True)
     assert wait_running(home)["running"]
 
 
 def test_the_daemon_sees_events_hooks_appended_since(home, repo):
     hook(repo, "Read", "src/auth/login.py")
-    daemon.spawn(home, force=True)
+    client.spawn(home, force=True)
     wait_running(home)
-    first = daemon.call("recall", 30, home, query="login billing", project=str(repo))
+    first = client.call("recall", 30, home, query="login billing", project=str(repo))
     assert [r["path"] for r in first] == ["src/auth/login.py"]
     hook(repo, "Read", "src/billing.py")
-    again = daemon.call("recall", 30, home, query="login billing", project=str(repo))
+    again = client.call("recall", 30, home, query="login billing", project=str(repo))
     assert {r["path"] for r in again} == {"src/auth/login.py", "src/billing.py"}
-    assert daemon.call("stats", 30, home)["events"] == 2
+    assert client.call("stats", 30, home)["events"] == 2
 
 
 def test_the_daemon_exits_when_idle(home):
@@ -218,7 +220,7 @@ def test_the_daemon_exits_when_idle(home):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.wait(timeout=120) == 0
     assert not Path(paths.socket_path(home)).exists()
-    assert daemon._lock_free(home)
+    assert client.lock_free(home)
 
 
 def test_a_prompt_hook_starts_the_daemon_and_still_answers(home, repo, monkeypatch):
@@ -239,7 +241,7 @@ def test_a_prompt_hook_starts_the_daemon_and_still_answers(home, repo, monkeypat
                        text=True, timeout=120)
     assert "src/auth/login.py" in json.loads(r.stdout)["hookSpecificOutput"][
         "additionalContext"]
-    assert daemon.status(home)["requests"] >= 1
+    assert client.status(home)["requests"] >= 1
     conn = dbmod.connect()  # one in-process, one handed to the daemon: one event each
     try:
         assert sum(e["kind"] == "prompt" for e in dbmod.iter_events(conn)) == 2
@@ -250,16 +252,16 @@ def test_a_prompt_hook_starts_the_daemon_and_still_answers(home, repo, monkeypat
 def test_hooks_fold_through_the_daemon_at_stop(home, repo, monkeypatch):
     for s in range(3):
         hook(repo, "Read", "src/auth/login.py", f"p{s}")
-    daemon.spawn(home, force=True)
+    client.spawn(home, force=True)
     wait_running(home)
     monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "30")
-    hooks.remember("s1", {"after_id": 0, "at": 0, "project": str(repo), "chars": 100,
+    handler.remember("s1", {"after_id": 0, "at": 0, "project": str(repo), "chars": 100,
                           "items": [{"path": "src/auth/login.py", "rank": 1, "via": None}]})
     stop = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "Stop"}
     r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude", "Stop"],
                        input=json.dumps(stop), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout == ""
-    stats = daemon.call("stats", 30, home)
+    stats = client.call("stats", 30, home)
     assert stats["watermark"] == stats["events"] == 5  # 3 tools, stop, feedback: all folded
 
 
@@ -298,16 +300,16 @@ def test_prompt_start_and_stop_hooks_hand_their_payload_to_the_daemon(home, repo
     for s in range(3):
         hook(repo, "Read", "src/auth/login.py", f"p{s}")
     monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "30")  # a loaded test machine
-    daemon.spawn(home, force=True)
+    client.spawn(home, force=True)
     wait_running(home)
-    before = daemon.status(home)["requests"]
+    before = client.status(home)["requests"]
     p = {"session_id": "s9", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
          "prompt": "the login page"}
     out, heavy = hook_process("UserPromptSubmit", p)
     ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "src/auth/login.py — matches query" in ctx
     assert heavy == []  # mapped, normalised and recorded by the daemon
-    assert daemon.status(home)["requests"] > before
+    assert client.status(home)["requests"] > before
     assert [e["prompt"] for e in stored("prompt")] == ["the login page"]  # exactly once
     start = {"session_id": "s10", "cwd": str(repo), "hook_event_name": "SessionStart",
              "source": "startup"}
@@ -323,11 +325,11 @@ def test_prompt_start_and_stop_hooks_hand_their_payload_to_the_daemon(home, repo
         "used"]
     assert len(stored("session_end")) == 1
     # the daemon gone: the next prompt records itself, nothing is lost or doubled
-    daemon.stop(home, wait=30)
+    client.stop(home, wait=30)
     out, heavy = hook_process("UserPromptSubmit", dict(p, prompt="the login page again"))
     assert "src/auth/login.py" in out and "brainbox.recorder" in heavy
     assert [e["prompt"] for e in stored("prompt")] == ["the login page", "the login page again"]
-    assert not (Path(hooks.spool_dir()).exists() and list(Path(hooks.spool_dir()).iterdir()))
+    assert not (Path(spool.spool_dir()).exists() and list(Path(spool.spool_dir()).iterdir()))
 
 
 def test_client_paths_are_the_homes_without_importing_storage(tmp_path, monkeypatch):
@@ -350,7 +352,7 @@ def test_slow_clients_do_not_starve_a_ping(home, monkeypatch):
     """One client trickles a byte a second, one connects and sends nothing: a third
     client's ping is answered while both are still connected (issue 13 item 14)."""
     monkeypatch.setenv("BRAINBOX_DAEMON_DEADLINE", "60")  # long enough for a loaded machine
-    daemon.spawn(home, force=True)
+    client.spawn(home, force=True)
     wait_running(home)
     path = paths.socket_path(home)
     trickle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -375,7 +377,7 @@ def test_slow_clients_do_not_starve_a_ping(home, monkeypatch):
     t.start()
     try:
         time.sleep(1.5)  # both slow clients are in the daemon's hands
-        answer = daemon.request({"op": "ping"}, 30.0, home)
+        answer = client.request({"op": "ping"}, 30.0, home)
         assert answer and answer["ok"], answer
         for s in (trickle, silent):  # still connected: neither was dropped to make room
             s.setblocking(False)
@@ -390,7 +392,7 @@ def test_slow_clients_do_not_starve_a_ping(home, monkeypatch):
 
 def test_a_trickling_request_is_cut_at_the_total_deadline(home, monkeypatch):
     monkeypatch.setenv("BRAINBOX_DAEMON_DEADLINE", "2")
-    daemon.spawn(home, force=True)
+    client.spawn(home, force=True)
     wait_running(home)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(paths.socket_path(home))

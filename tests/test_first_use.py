@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from brainbox.cli import daemon
+from brainbox.cli import client
 
 
 @pytest.fixture
@@ -62,10 +62,10 @@ def test_a_daemon_on_an_empty_cache_serves_and_gives_way_once_the_cache_is_warm(
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not daemon.status(brainbox_home)["running"]:
+        while time.monotonic() < deadline and not client.status(brainbox_home)["running"]:
             assert proc.poll() is None, "the daemon exited before serving"
             time.sleep(0.2)
-        answer = daemon.request({"op": "recall", "query": "login", "project": "/"}, 30.0,
+        answer = client.request({"op": "recall", "query": "login", "project": "/"}, 30.0,
                                 brainbox_home)
         assert answer is not None and answer.get("ok"), answer
         assert cached_files(cache) == []

@@ -14,10 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from brainbox import feedback, paths
-from brainbox.cli import daemon, hooks
+from brainbox.cli import client, daemon, handler, hookconf, hooklog, hooks, spool
+from brainbox.cli.guard import Guard
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
+from brainbox.cli.service import Service
 from brainbox.storage import db as dbmod
+
+from brainbox import feedback, paths, store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +41,7 @@ def inprocess(monkeypatch, brainbox_home, warm):
     monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "20")
     yield
     if brainbox_home.exists():
-        daemon.stop(brainbox_home, wait=5)
+        client.stop(brainbox_home, wait=5)
 
 
 def run(event, payload, agent="claude"):
@@ -49,7 +52,7 @@ def run(event, payload, agent="claude"):
 
 
 def events(kind=None):
-    conn = dbmod.connect()
+    conn = store.connect()
     try:
         evs = list(dbmod.iter_events(conn))
     finally:
@@ -139,7 +142,7 @@ def test_prompt_injects_compact_context_and_never_a_deleted_file(repo):
     assert text.startswith(CONTEXT_OPEN) and text.endswith(CONTEXT_CLOSE)
     assert "src/auth/login.py — matches query" in text
     assert "tests/test_auth.py" not in text  # deleted from disk since
-    assert len(text) <= hooks.INJECT_CHARS
+    assert len(text) <= hookconf.INJECT_CHARS
     assert "next tool: " in text
     [p] = events("prompt")
     assert p["prompt"] == "fix the login redirect in auth"
@@ -172,10 +175,10 @@ def test_inject_chars_and_inject_off_are_configurable(repo, monkeypatch):
 def test_config_file_sets_the_budget(brainbox_home, monkeypatch):
     brainbox_home.mkdir(parents=True, exist_ok=True)
     (brainbox_home / "config.json").write_text('{"hook_budget_tool": 0.7}')
-    hooks._config_cache = None
-    assert hooks.budget("tool") == 0.7
+    hookconf.reset()
+    assert hookconf.budget("tool") == 0.7
     monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_TOOL", "0.3")
-    assert hooks.budget("tool") == 0.3
+    assert hookconf.budget("tool") == 0.3
 
 
 # --------------------------------------------------------------------------- session start
@@ -186,7 +189,7 @@ def test_session_start_lists_frequent_files_within_the_token_budget(repo, monkey
     start = {"session_id": "fresh", "cwd": str(repo), "hook_event_name": "SessionStart",
              "source": "startup"}
     text = context_of(run("SessionStart", start), "SessionStart")
-    assert "src/auth/login.py" in text and len(text) / 4 <= hooks.SESSION_START_TOKENS
+    assert "src/auth/login.py" in text and len(text) / 4 <= hookconf.SESSION_START_TOKENS
     monkeypatch.setenv("BRAINBOX_SESSION_START_TOKENS", "40")
     small = context_of(run("SessionStart", start), "SessionStart")
     assert len(small) <= 160 and 1 == small.count("\n- ") < text.count("\n- ")
@@ -235,7 +238,7 @@ def test_stop_scores_suggestions_into_one_feedback_event(repo):
     # the Stop hook folded it (State._special applies op == "feedback") and saved
     from brainbox.memory import Memory
 
-    with Memory(dbmod.connect(), autosave=False) as mem:
+    with Memory(store.connect(), autosave=False) as mem:
         assert mem.state.watermark == max(e["id"] for e in events())
     # scored once: the next Stop has nothing pending
     run("Stop", stop)
@@ -259,13 +262,13 @@ def test_a_locked_database_spools_the_event_and_a_later_hook_drains_it(repo, mon
         conn.execute("ROLLBACK")
         conn.close()
     assert waited < 5  # bounded by the budget, not by SQLite's 5 s busy timeout
-    assert len(list(Path(hooks.spool_dir()).glob("*.jsonl"))) == 1
-    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
+    assert len(list(Path(spool.spool_dir()).glob("*.jsonl"))) == 1
+    log = (Path(paths.home()) / hooklog.LOG_NAME).read_text()
     assert "event spooled" in log or "timeout" in log
     run("PostToolUse", tool(repo, "Read", "tests/test_auth.py"))
     assert [e["files"][0] for e in events()] == [
         "src/auth/login.py", "tests/test_auth.py", "src/auth/session.py"]
-    assert not list(Path(hooks.spool_dir()).iterdir())
+    assert not list(Path(spool.spool_dir()).iterdir())
 
 
 def test_an_unusable_database_never_breaks_the_hook(repo, tmp_path, monkeypatch):
@@ -274,7 +277,7 @@ def test_an_unusable_database_never_breaks_the_hook(repo, tmp_path, monkeypatch)
     monkeypatch.setenv("BRAINBOX_DB", str(bad))
     assert run("PostToolUse", tool(repo, "Read", "src/auth/login.py")) == ""
     assert bad.read_bytes() == b"this is not sqlite" * 10
-    assert len(list(Path(hooks.spool_dir()).glob("*.jsonl"))) == 1
+    assert len(list(Path(spool.spool_dir()).glob("*.jsonl"))) == 1
     monkeypatch.delenv("BRAINBOX_DB")
     run("PostToolUse", tool(repo, "Read", "src/auth/session.py"))
     assert len(events()) == 2  # nothing lost once the database is usable
@@ -284,13 +287,13 @@ def test_failures_are_logged_with_traceback_and_the_log_is_bounded(repo, monkeyp
     def boom(*a):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(hooks, "_dispatch", boom)
+    monkeypatch.setattr(handler, "handle", boom)
     assert run("PostToolUse", tool(repo, "Read", "src/a.py")) == ""
-    log = Path(paths.home()) / hooks.LOG_NAME
+    log = Path(paths.home()) / hooklog.LOG_NAME
     text = log.read_text()
     assert "RuntimeError: kaboom" in text and "Traceback (most recent call last)" in text
-    assert hooks.last_errors(1)[0].split(": ", 1)[1].startswith("RuntimeError: kaboom")
-    log.write_text("x" * (hooks.LOG_MAX + 10))
+    assert hooklog.last_errors(1)[0].split(": ", 1)[1].startswith("RuntimeError: kaboom")
+    log.write_text("x" * (hooklog.LOG_MAX + 10))
     run("PostToolUse", tool(repo, "Read", "src/a.py"))
     assert log.stat().st_size < 10_000 and (log.parent / (log.name + ".1")).exists()
 
@@ -306,7 +309,7 @@ def test_a_hook_whose_stdin_never_closes_still_exits_0_quietly(tmp_path):
     out = p.stdout.read()
     p.stdin.close()
     assert rc == 0 and out == b""
-    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(paths.home()) / hooklog.LOG_NAME).read_text()
     assert "event lost" in log and "recorded only" not in log  # nothing could be kept
 
 
@@ -424,8 +427,8 @@ def test_eight_concurrent_writers_lose_no_event(repo):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()[-2000:]
         assert out == b""
-    conn = dbmod.connect()
-    hooks.drain_spool(conn)  # anything a timed-out call spooled
+    conn = store.connect()
+    spool.drain_spool(conn)  # anything a timed-out call spooled
     conn.close()
     evs = events()
     assert all(e["files"] for e in evs), [e for e in evs if not e["files"]][:3]
@@ -447,8 +450,8 @@ def test_eight_concurrent_hook_processes_lose_no_event(repo):
     with ThreadPoolExecutor(8) as pool:
         results = [x for rs in pool.map(stream, range(8)) for x in rs]
     assert all(rc == 0 and out == b"" for rc, out in results)
-    conn = dbmod.connect()
-    hooks.drain_spool(conn)
+    conn = store.connect()
+    spool.drain_spool(conn)
     conn.close()
     assert len({e["files"][0] for e in events()}) == 120
 
@@ -465,8 +468,8 @@ def test_eight_concurrent_hook_processes_1000_events(repo):
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(stream, range(8)))
-    conn = dbmod.connect()
-    hooks.drain_spool(conn)
+    conn = store.connect()
+    spool.drain_spool(conn)
     conn.close()
     assert len({e["files"][0] for e in events()}) == 1000
 
@@ -475,7 +478,7 @@ def test_eight_concurrent_hook_processes_1000_events(repo):
 
 
 class Served:
-    """The daemon's protocol (`daemon._serve_connection` over a real `Service`) in a thread
+    """The daemon's protocol (`daemon.serve_connection` over a real `Service`) in a thread
     of this process, so a test can hold it back, slow it down or point it elsewhere."""
 
     def __init__(self, home: Path, db: str | None = None):
@@ -483,7 +486,7 @@ class Served:
         import threading
 
         home.mkdir(parents=True, exist_ok=True)
-        self.svc = daemon.Service(db)
+        self.svc = Service(db)
         self.hold = threading.Event()
         self.hold.set()  # cleared: an accepted connection waits before it is served
         self.served = threading.Event()
@@ -503,7 +506,7 @@ class Served:
             except OSError:
                 continue
             self.hold.wait(60)
-            daemon._serve_connection(self.svc, conn)
+            daemon.serve_connection(self.svc, conn)
             self.answers += 1
             self.served.set()
 
@@ -537,7 +540,7 @@ def one_sqlite(monkeypatch):
 def served(monkeypatch, brainbox_home, one_sqlite):
     monkeypatch.setenv("BRAINBOX_DAEMON", "on")
     spawned = []
-    monkeypatch.setattr(daemon, "spawn", lambda *a, **k: spawned.append(1) or False)
+    monkeypatch.setattr(client, "spawn", lambda *a, **k: spawned.append(1) or False)
     s = Served(brainbox_home)
     s.spawned = spawned
     yield s
@@ -545,7 +548,7 @@ def served(monkeypatch, brainbox_home, one_sqlite):
 
 
 def spool_files():
-    d = Path(hooks.spool_dir())
+    d = Path(spool.spool_dir())
     return sorted(d.iterdir()) if d.exists() else []
 
 
@@ -639,7 +642,7 @@ def test_a_daemon_serving_another_database_is_refused_and_the_hook_works_alone(
         repo, tmp_path, brainbox_home, monkeypatch, one_sqlite):
     teach(repo)
     monkeypatch.setenv("BRAINBOX_DAEMON", "on")
-    monkeypatch.setattr(daemon, "spawn", lambda *a, **k: False)
+    monkeypatch.setattr(client, "spawn", lambda *a, **k: False)
     other = Served(brainbox_home, db=str(tmp_path / "other.db"))
     try:
         out = run("UserPromptSubmit", prompt(repo, "fix the auth login session"))
@@ -656,7 +659,7 @@ def test_a_failing_daemon_spools_what_it_acknowledged(repo, served, monkeypatch)
     assert run("UserPromptSubmit", prompt(repo, "auth")) == ""
     [f] = spool_files()  # acknowledged, then the database failed: kept for the drainer
     assert json.loads(f.read_text())["kind"] == "prompt"
-    assert "event spooled" in (Path(paths.home()) / hooks.LOG_NAME).read_text()
+    assert "event spooled" in (Path(paths.home()) / hooklog.LOG_NAME).read_text()
 
 
 def test_shutting_the_reading_side_settles_who_records():
@@ -664,20 +667,20 @@ def test_shutting_the_reading_side_settles_who_records():
     receipt queued before is still read, and one sent after fails."""
     import socket
 
-    from brainbox.cli.daemon import ACK
+    from brainbox.cli.wire import ACK
 
     a, b = socket.socketpair()
     b.sendall(ACK)
-    assert hooks._daemon_took(a, bytearray(64)) is True
+    assert client.daemon_took(a, bytearray(64)) is True
     c, d = socket.socketpair()
-    assert hooks._daemon_took(c, bytearray(64)) is False
+    assert client.daemon_took(c, bytearray(64)) is False
     with pytest.raises(BrokenPipeError):
         d.sendall(ACK)
     e, f = socket.socketpair()  # the main thread read the receipt already
     f.sendall(ACK)
     rx = bytearray(64)
     e.recv_into(rx)
-    assert hooks._daemon_took(e, rx) is True
+    assert client.daemon_took(e, rx) is True
     for s in (a, b, c, d, e, f):
         s.close()
 
@@ -685,11 +688,11 @@ def test_shutting_the_reading_side_settles_who_records():
 def test_the_watchdog_spools_a_handoff_only_when_the_daemon_did_not_take_it(repo):
     import socket
 
-    from brainbox.cli.daemon import ACK
+    from brainbox.cli.wire import ACK
 
     p = prompt(repo, "auth")
     for acked in (True, False):
-        guard = hooks._Guard(1.0, False, ("claude", "UserPromptSubmit"))
+        guard = Guard(1.0, False, ("claude", "UserPromptSubmit"))
         guard.payload = p
         a, b = socket.socketpair()
         if acked:
@@ -709,24 +712,24 @@ def test_the_watchdog_spools_a_handoff_only_when_the_daemon_did_not_take_it(repo
 
 
 def test_pending_suggestions_are_appended_bounded_and_read_in_the_old_format(monkeypatch):
-    for i in range(hooks.PENDING_BATCHES + 5):
-        hooks.remember("s", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
+    for i in range(handler.PENDING_BATCHES + 5):
+        handler.remember("s", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
                              "items": [{"path": "a.py", "rank": 1, "via": None}]})
-    got = hooks.take_pending("s")
-    assert [b["after_id"] for b in got] == list(range(5, hooks.PENDING_BATCHES + 5))
-    assert hooks.take_pending("s") == []  # claimed once
-    monkeypatch.setattr(hooks, "PENDING_MAX_BYTES", 2000)
+    got = handler.take_pending("s")
+    assert [b["after_id"] for b in got] == list(range(5, handler.PENDING_BATCHES + 5))
+    assert handler.take_pending("s") == []  # claimed once
+    monkeypatch.setattr(handler, "PENDING_MAX_BYTES", 2000)
     for i in range(40):
-        hooks.remember("t", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
+        handler.remember("t", {"after_id": i, "at": 0, "project": "/p", "chars": 1,
                              "items": [{"path": "a.py", "rank": 1, "via": None}]})
-    with open(hooks._session_file("t"), "rb") as fh:
-        assert len(fh.read().splitlines()) <= hooks.PENDING_BATCHES
-    assert hooks.take_pending("t")[-1]["after_id"] == 39
-    legacy = hooks._session_file("u")[:-1]  # `.json`, written by the previous version
+    with open(handler.session_file("t"), "rb") as fh:
+        assert len(fh.read().splitlines()) <= handler.PENDING_BATCHES
+    assert handler.take_pending("t")[-1]["after_id"] == 39
+    legacy = handler.session_file("u")[:-1]  # `.json`, written by the previous version
     Path(legacy).write_text(json.dumps({"session": "u", "batches": [
         {"after_id": 7, "items": [{"path": "b.py", "rank": 1}]}, {"after_id": 8, "items": []}]}))
-    hooks.remember("u", {"after_id": 9, "items": [{"path": "c.py", "rank": 1}]})
-    assert [b["after_id"] for b in hooks.take_pending("u")] == [7, 9]
+    handler.remember("u", {"after_id": 9, "items": [{"path": "c.py", "rank": 1}]})
+    assert [b["after_id"] for b in handler.take_pending("u")] == [7, 9]
 
 
 def test_the_daemon_stores_exactly_what_the_hook_would_have(repo, tmp_path, monkeypatch,
@@ -780,9 +783,9 @@ def hook_proc(event, data: bytes, env=None, timeout=60):
 
 
 def drain():
-    conn = dbmod.connect()
+    conn = store.connect()
     try:
-        return hooks.drain_spool(conn)
+        return spool.drain_spool(conn)
     finally:
         conn.close()
 
@@ -821,7 +824,7 @@ def test_a_late_writer_loses_no_event(repo):
         assert (p.returncode, out, err) == (0, b"", b"")
     drain()  # what a slow machine spooled
     assert use_ids() == ["first", "late0.25", "late0.5"]
-    log = Path(paths.home()) / hooks.LOG_NAME
+    log = Path(paths.home()) / hooklog.LOG_NAME
     assert not log.exists() or "recorded only" not in log.read_text()
 
 
@@ -856,27 +859,27 @@ def test_a_poisoned_spool_file_is_quarantined_and_the_rest_drains(repo, tmp_path
     """Report D6: an exit code >= 2^63 spooled by an older hook raised OverflowError on
     every drain, so every file spooled after it waited forever and `import` failed."""
     run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
-    spool = Path(hooks.spool_dir())
-    spool.mkdir(mode=0o700)
+    folder = Path(spool.spool_dir())
+    folder.mkdir(mode=0o700)
     poison = {"at": 1.0, "session": "s1", "project": str(repo), "kind": "tool",
               "tool": "Bash:make", "action": "run", "files": [], "exit_code": 1 << 64,
               "error": "exit code", "meta": {"tool_use_id": "poison"}}
-    (spool / "00000000000000000001-1.jsonl").write_text(json.dumps(poison) + "\n")
+    (folder / "00000000000000000001-1.jsonl").write_text(json.dumps(poison) + "\n")
     locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py", tool_use_id="behind"))
-    assert len(list(spool.glob("*.jsonl"))) == 2
+    assert len(list(folder.glob("*.jsonl"))) == 2
     empty = tmp_path / "transcripts"
     empty.mkdir()
     r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "import", "claude",
                         str(empty)], capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert use_ids() == ["behind", "first"]
-    assert not list(spool.glob("*.jsonl*"))
-    [bad] = (spool / "bad").iterdir()
+    assert not list(folder.glob("*.jsonl*"))
+    [bad] = (folder / "bad").iterdir()
     assert json.loads(bad.read_text())["meta"]["tool_use_id"] == "poison"
     for i in range(3):
         run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id=f"later{i}"))
     assert use_ids() == ["behind", "first", "later0", "later1", "later2"]
-    log = (Path(paths.home()) / hooks.LOG_NAME).read_text()
+    log = (Path(paths.home()) / hooklog.LOG_NAME).read_text()
     assert log.count("quarantined") == 1 and "Overflow" in log
 
 
@@ -888,15 +891,15 @@ def test_a_drain_killed_after_its_commit_stores_nothing_twice(repo):
     assert len(spool_files()) == 1
     killed_at_unlink = (
         "import os\n"
-        "from brainbox.cli import hooks\n"
-        "from brainbox.storage import db\n"
+        "from brainbox.cli import spool\n"
+        "from brainbox import store as db\n"
         "real = os.unlink\n"
         "def unlink(p, *a, **k):\n"
         "    if '.claimed.' in str(p):\n"
         "        os._exit(9)  # SIGKILL-like: no cleanup\n"
         "    return real(p, *a, **k)\n"
         "os.unlink = unlink\n"
-        "hooks.drain_spool(db.connect())\n")
+        "spool.drain_spool(db.connect())\n")
     r = subprocess.run([sys.executable, "-c", killed_at_unlink], capture_output=True, timeout=60)
     assert r.returncode == 9, r.stderr.decode()[-2000:]
     assert use_ids() == ["first", "spooled"]  # committed before the kill
@@ -919,11 +922,11 @@ def test_a_version_1_database_upgrades_and_keeps_its_events(repo, monkeypatch):
         m.setattr(dbmod, "MIGRATIONS", dbmod.MIGRATIONS[:1])
         m.setattr(dbmod, "SCHEMA_VERSION", 1)
         run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="old"))
-        conn = dbmod.connect()
+        conn = store.connect()
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
         conn.close()
     run("PostToolUse", tool(repo, "Read", "src/auth/session.py", tool_use_id="new"))
-    conn = dbmod.connect()
+    conn = store.connect()
     try:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION >= 2
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY 1")]
@@ -964,8 +967,8 @@ def test_log_and_spool_files_are_0600_whatever_the_umask(repo):
         os.umask(old)
     [f] = spool_files()
     assert f.stat().st_mode & 0o777 == 0o600
-    assert (Path(paths.home()) / hooks.LOG_NAME).stat().st_mode & 0o777 == 0o600
-    assert Path(hooks.spool_dir()).stat().st_mode & 0o777 == 0o700
+    assert (Path(paths.home()) / hooklog.LOG_NAME).stat().st_mode & 0o777 == 0o600
+    assert Path(spool.spool_dir()).stat().st_mode & 0o777 == 0o700
 
 
 def test_a_symlinked_log_or_spool_folder_is_refused(repo, tmp_path):
@@ -975,7 +978,7 @@ def test_a_symlinked_log_or_spool_folder_is_refused(repo, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     home = Path(paths.home())
-    (home / hooks.LOG_NAME).symlink_to(victim)
+    (home / hooklog.LOG_NAME).symlink_to(victim)
     (home / "spool").symlink_to(elsewhere)
     assert run("PostToolUse", b"not json") == ""
     assert locked_run("PostToolUse", tool(repo, "Read", "src/auth/session.py")) == ""
@@ -1003,7 +1006,7 @@ def test_a_read_only_home_still_exits_0_and_keeps_or_traces_every_event(repo, ru
     """Report D12: with a read-only home the hook spooled nothing and logged nothing."""
     home = Path(paths.home())
     run("PostToolUse", tool(repo, "Read", "src/auth/login.py", tool_use_id="first"))
-    Path(hooks.spool_dir()).mkdir(mode=0o700)  # kept writable: the event is kept there
+    Path(spool.spool_dir()).mkdir(mode=0o700)  # kept writable: the event is kept there
     if subprocess.run(["chattr", "+i", str(home)], capture_output=True).returncode:
         pytest.skip("chattr +i is not available here")
     try:
@@ -1012,14 +1015,14 @@ def test_a_read_only_home_still_exits_0_and_keeps_or_traces_every_event(repo, ru
                                                          tool_use_id=f"ro{i}")).encode())
             assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
         kept = len(spool_files())
-        subprocess.run(["chattr", "+i", hooks.spool_dir()], check=True)
+        subprocess.run(["chattr", "+i", spool.spool_dir()], check=True)
         r = hook_proc("PostToolUse", json.dumps(tool(repo, "Read", "tests/test_auth.py",
                                                      tool_use_id="ro-lost")).encode())
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     finally:
-        subprocess.run(["chattr", "-i", str(home), hooks.spool_dir()], capture_output=True)
+        subprocess.run(["chattr", "-i", str(home), spool.spool_dir()], capture_output=True)
     assert kept == 2
-    fallback = runtime_dir / f"brainbox-{hooks.LOG_NAME}"
+    fallback = runtime_dir / f"brainbox-{hooklog.LOG_NAME}"
     assert _lost_entries(fallback) == 1  # the one event that could not be kept, said so
     run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id="after"))
     drain()
@@ -1052,8 +1055,8 @@ def test_a_full_disk_still_exits_0_and_every_lost_event_leaves_a_trace(repo, tmp
                                                          tool_use_id=f"full{i}")).encode())
             assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
         (mnt / "filler").unlink()
-        lost = _lost_entries(runtime_dir / f"brainbox-{hooks.LOG_NAME}",
-                             mnt / "bb" / hooks.LOG_NAME)
+        lost = _lost_entries(runtime_dir / f"brainbox-{hooklog.LOG_NAME}",
+                             mnt / "bb" / hooklog.LOG_NAME)
         run("PostToolUse", tool(repo, "Read", "tests/test_auth.py", tool_use_id="after"))
         drain()
         kept = [u for u in use_ids() if u.startswith("full")]
@@ -1066,7 +1069,7 @@ def test_a_full_disk_still_exits_0_and_every_lost_event_leaves_a_trace(repo, tmp
 
 def test_a_hook_never_hands_its_payload_to_an_untrusted_socket(repo, served, brainbox_home):
     """Report D3 on the hook's side: the handoff connected to whatever socket was at the
-    path; it now goes through `daemon.trusted_connect` (a shared-writable folder here)."""
+    path; it now goes through `client.trusted_connect` (a shared-writable folder here)."""
     teach(repo)
     asked = served.svc.requests
     os.chmod(brainbox_home, 0o777)

@@ -18,9 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
+from brainbox.cli import client
+from brainbox.storage import files
+
 from brainbox import paths
-from brainbox.cli import daemon
-from brainbox.storage import db, files
+from brainbox import store as db
 
 OTHER = 4242
 ROOT = os.geteuid() == 0
@@ -106,8 +108,8 @@ def test_a_planted_socket_folder_is_refused(long_home, tmp_path, plant):
     assert "Traceback" not in r.stderr
     sock = Path(paths.socket_path(home))
     assert not sock.exists() and not sock.is_symlink()
-    assert daemon.spawn(home, force=True) is False  # nor does a hook start one there
-    assert "refus" in (home / daemon.LOG_NAME).read_text()
+    assert client.spawn(home, force=True) is False  # nor does a hook start one there
+    assert "refus" in (home / client.LOG_NAME).read_text()
 
 
 LISTENER = r"""
@@ -149,11 +151,11 @@ def test_the_client_refuses_a_listener_of_another_uid(long_home, tmp_path):
         path = paths.socket_path(home)
         os.rename(planted, path)
         os.chown(path, 0, 0)
-        assert daemon.request({"op": "ping"}, 5.0, home) is None
-        assert daemon.status(home)["running"] is False
+        assert client.request({"op": "ping"}, 5.0, home) is None
+        assert client.status(home)["running"] is False
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with pytest.raises(PermissionError, match=f"uid {OTHER}"):
-            daemon.trusted_connect(s, path)
+            client.trusted_connect(s, path)
         s.close()
     finally:
         p.kill()
@@ -173,7 +175,7 @@ def test_the_client_refuses_a_socket_file_of_another_uid(long_home):
     try:
         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with pytest.raises(PermissionError, match=f"uid {OTHER}"):
-            daemon.trusted_connect(c, path)
+            client.trusted_connect(c, path)
         c.close()
     finally:
         s.close()
@@ -295,25 +297,25 @@ def test_the_daemon_files_are_private_and_never_followed(home_with_umask0, tmp_p
     home = home_with_umask0
     victim = tmp_path / "victim.txt"
     victim.write_text("keep\n")
-    (home / daemon.LOG_NAME).symlink_to(victim)
-    (home / daemon.SPAWN_NAME).symlink_to(tmp_path / "victim2")
-    assert daemon.spawn(home, force=True) is False  # refuses to log through the link
+    (home / client.LOG_NAME).symlink_to(victim)
+    (home / client.SPAWN_NAME).symlink_to(tmp_path / "victim2")
+    assert client.spawn(home, force=True) is False  # refuses to log through the link
     assert victim.read_text() == "keep\n" and not (tmp_path / "victim2").exists()
-    (home / daemon.LOG_NAME).unlink()
-    (home / daemon.SPAWN_NAME).unlink()
+    (home / client.LOG_NAME).unlink()
+    (home / client.SPAWN_NAME).unlink()
     r = serve_process(tmp_path, idle=1.0)
     assert r.returncode == 0, r.stderr
-    for name in (daemon.LOCK_NAME,):
+    for name in (client.LOCK_NAME,):
         assert mode(home / name) == 0o600
-    assert daemon.spawn(home, force=True)
+    assert client.spawn(home, force=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (home / daemon.INFO_NAME).exists():
+    while time.monotonic() < deadline and not (home / client.INFO_NAME).exists():
         time.sleep(0.1)
     try:
-        for name in (daemon.LOG_NAME, daemon.SPAWN_NAME, daemon.INFO_NAME, daemon.LOCK_NAME):
+        for name in (client.LOG_NAME, client.SPAWN_NAME, client.INFO_NAME, client.LOCK_NAME):
             assert mode(home / name) == 0o600, name
     finally:
-        daemon.stop(home, wait=30)
+        client.stop(home, wait=30)
 
 
 @pytest.fixture

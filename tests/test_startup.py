@@ -113,14 +113,14 @@ def test_stats_human_output_is_readable_lines_not_dict_reprs(env, project):
 def _wait_daemon(home, timeout=300):
     import time
 
-    from brainbox.cli import daemon
+    from brainbox.cli import client
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if daemon.status(home)["running"]:
+        if client.status(home)["running"]:
             return
         time.sleep(0.2)
-    log = home / daemon.LOG_NAME
+    log = home / client.LOG_NAME
     raise AssertionError(f"daemon did not start: {log.read_text() if log.exists() else ''}")
 
 
@@ -128,7 +128,7 @@ def test_recall_predict_and_explain_use_the_warm_daemon_and_answer_as_in_process
                                                                                 project):
     from pathlib import Path
 
-    from brainbox.cli import daemon
+    from brainbox.cli import client
 
     home = Path(env["BRAINBOX_HOME"])
     run(["record", "--jsonl", "-"], env, stdin=_events(project))
@@ -172,7 +172,7 @@ def test_recall_predict_and_explain_use_the_warm_daemon_and_answer_as_in_process
             "query": "fix the login bug", "results": [], "served_by": "process",
             "elapsed_ms": 0}
     finally:
-        daemon.stop(home, wait=10)
+        client.stop(home, wait=10)
 
 
 def test_version_is_answered_without_click_and_matches_the_installed_metadata(env):

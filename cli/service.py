@@ -1,0 +1,294 @@
+"""The daemon's operations over one `Memory` (`Service`), also run in a hook process when
+no daemon can be had (then `autosave` saves what a request folded). The protocol is
+`wire`'s; the server around it is `daemon`.
+
+- Before answering, the service drains the hooks' spool, notices deleted events (`forget`
+  makes the count drop: the state is then reloaded from disk) and folds what is new
+  (`Memory.sync()` folds only events past the watermark). The daemon saves the state when
+  idle for 5 s, on `sync`, and on exit, not on every prompt: saving rewrites every array.
+- The answers are the engine's (`Memory.suggest`, `Memory.session_start`, recall, predict,
+  explain); this module only formats the injected blocks (`format_suggestions`,
+  `format_start`), within the caps of `hookconf`.
+- `hook` (see `wire`): the handed-over hook runs `handler.handle` under a guard of the
+  daemon's own (no watchdog), with this service in place of the socket.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from brainbox.cli import hookconf, wire
+
+from brainbox import paths
+
+START_CHARS = hookconf.SESSION_START_TOKENS * hookconf.CHARS_PER_TOKEN  # a start request's
+# default cap (the hook always sends its own)
+
+
+class Service:
+    """The daemon's operations over one Memory; also used in-process by the hooks when no
+    daemon can be had (then `autosave` saves what a request folded)."""
+
+    def __init__(self, db: str | None = None, autosave: bool = False):
+        self.db = os.path.abspath(db) if db else paths.db_path()
+        self.autosave = autosave
+        self.mem = None
+        self.count = 0
+        self.dirty = False
+        self.requests = 0
+        self.started = time.time()
+        self.stop_requested = False
+        import threading
+
+        self.lock = threading.RLock()  # one request at a time uses the Memory
+        self.active = 0  # connections being served (the daemon's threads)
+        self.last = time.monotonic()  # the last request's time, for the idle exit
+        self._count_lock = threading.Lock()
+
+    def activity(self):
+        """A context that counts one connection as active (the daemon does not save or
+        exit while one is)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def active():
+            with self._count_lock:
+                self.active += 1
+            try:
+                yield
+            finally:
+                with self._count_lock:
+                    self.active -= 1
+                self.last = time.monotonic()
+
+        return active()
+
+    def memory(self):
+        if self.mem is None:
+            from brainbox import jitmode
+
+            # The daemon and the hooks' in-process fallback: on a cold cache a small memory
+            # runs the kernels as Python (the daemon binds in seconds, not after minutes of
+            # compiling) while `brainbox warmup` fills the cache in the background; a
+            # Python daemon exits once the cache is warm, so the next one is compiled.
+            jitmode.prepare(self.db)
+            from brainbox.memory import Memory
+
+            self.mem = Memory.open(self.db, autosave=False)
+            self.count = 0
+        return self.mem
+
+    def close(self) -> None:
+        if self.mem is not None:
+            self.save()
+            self.mem.close()
+            self.mem = None
+
+    def save(self) -> None:
+        if self.mem is not None and self.dirty:
+            self.mem.save()
+            self.dirty = False
+
+    def refresh(self) -> int:
+        """Ingest spooled hook events, reload after deletions, fold what is new."""
+        from brainbox.cli.spool import drain_spool
+
+        mem = self.memory()
+        try:
+            drain_spool(mem.conn)
+        except Exception:  # noqa: BLE001, S110 - a bad spool file must not stop recall
+            pass
+        folded = mem.sync()
+        total = mem.count_events()
+        if self.count and total != self.count + folded:
+            # Events were deleted (forget) or rewritten: the folded state is stale.
+            self.mem.close()
+            self.mem = None
+            mem = self.memory()
+            folded = mem.sync()
+            total = mem.count_events()
+        self.count = total
+        if folded:
+            self.dirty = True
+            if self.autosave:
+                self.save()
+        return folded
+
+    def handle(self, req, ack=None) -> dict | None:
+        """Answer one request. `ack` (over a socket) sends the receipt of an op in
+        ACK_OPS once the request is known to be valid; when it returns False the client
+        has given up, nothing is done and None is returned (there is nobody to answer)."""
+        self.requests += 1
+        if not isinstance(req, dict):
+            return {"ok": False, "error": "a request must be a JSON object"}
+        op = req.get("op")
+        if req.get("db") and os.path.abspath(str(req["db"])) != self.db and op != "ping":
+            return {"ok": False, "error": f"this daemon serves {self.db}"}
+        fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+        if fn is None:
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        if ack is not None and op in wire.ACK_OPS and not ack():
+            return None
+        try:
+            return {"ok": True, "result": fn(req)}
+        except Exception as exc:  # noqa: BLE001 - the daemon outlives a bad request
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    # --- ops ---------------------------------------------------------------------------
+
+    def op_ping(self, req):
+        return {"pid": os.getpid(), "db": self.db, "uptime": round(time.time() - self.started, 3),
+                "requests": self.requests}
+
+    def op_sync(self, req):
+        folded = self.refresh()
+        self.save()
+        return {"folded": folded}
+
+    op_fold = op_sync
+
+    def op_stats(self, req):
+        self.refresh()
+        return self.memory().stats()
+
+    def op_recall(self, req):
+        self.refresh()
+        project = req.get("project") or _project(req.get("cwd"))
+        results = self.memory().recall(str(req.get("query") or ""), project=project,
+                                       session=req.get("session"),
+                                       limit=int(req.get("limit") or 10))
+        return [r.as_dict() for r in results]
+
+    def op_explain(self, req):
+        """`Memory.explain` for the client's path, query and (absolute) cwd: a relative path
+        is resolved against the client's folder, never the daemon's."""
+        self.refresh()
+        cwd = req.get("cwd")
+        if not (isinstance(cwd, str) and os.path.isabs(cwd)):
+            raise ValueError("explain needs the client's absolute cwd")
+        return self.memory().explain(str(req.get("path") or ""), str(req.get("query") or ""),
+                                     session=req.get("session"), project=req.get("project"),
+                                     cwd=cwd)
+
+    def op_predict(self, req):
+        self.refresh()
+        tools = self.memory().predict_tools(req.get("session"), k=int(req.get("k") or 3))
+        return [{"tool": t, "score": s} for t, s in tools]
+
+    def op_suggest(self, req):
+        self.refresh()
+        mem = self.memory()
+        project = req.get("project") or _project(req.get("cwd"))
+        limit = max(1, min(int(req.get("limit") or 5), 10))
+        items = mem.suggest(str(req.get("query") or ""), project=project,
+                            session=req.get("session"), limit=limit)
+        tools = []
+        if items and req.get("session"):
+            tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
+        text, items = format_suggestions(items, tools,
+                                         int(req.get("max_chars") or hookconf.INJECT_CHARS))
+        return {"text": text, "items": items, "tools": tools}
+
+    def op_start(self, req):
+        self.refresh()
+        project = req.get("project") or _project(req.get("cwd"))
+        items = self.memory().session_start(project, req.get("session"), 40)
+        text, items = format_start(items, int(req.get("max_chars") or START_CHARS))
+        return {"text": text, "items": items}
+
+    def op_stop(self, req):
+        self.stop_requested = True
+        return {"stopping": True, "pid": os.getpid()}
+
+    def op_hook(self, req):
+        """A hook's whole work on its raw payload (`wire`): record first (or spool: never
+        lost once acknowledged), then answer. Returns {"output": line|None}."""
+        from brainbox.cli import handler
+        from brainbox.cli.guard import Guard
+        from brainbox.cli.hooklog import log_failure, safe
+
+        from brainbox import events as evmod
+
+        agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
+        event = req.get("event") if isinstance(req.get("event"), str) else None
+        payload = req.get("payload")
+        if not isinstance(payload, dict):
+            raise TypeError("'payload' must be an object")
+        at = req.get("at")
+        at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+        try:
+            budget = max(0.05, float(req.get("budget") or 1.0))
+        except (TypeError, ValueError):
+            budget = 1.0
+        payload = wire.hook_cwd(payload, req.get("cwd"))
+        evmod.forget_project_roots()  # a fresh hook process would look for `.git` afresh
+        guard = Guard(budget, False, (agent, event))
+        guard.payload = payload
+        if at is not None:
+            guard.started = at
+        guard.service = self
+        settings = req.get("settings")
+        guard.settings = hookconf.settings(settings if isinstance(settings, dict) else {})
+        try:
+            guard.conn = self.memory().conn
+        except Exception:  # noqa: BLE001 - record() opens its own (or spools)
+            guard.conn = None
+        try:
+            output = handler.handle(agent, event, payload, guard, at=at)
+        except BaseException as exc:
+            safe(guard.spool_uncommitted)
+            log_failure(agent, event, f"daemon: {type(exc).__name__}: {exc}", exc)
+            raise
+        finally:
+            guard.close()
+        return {"output": output}
+
+
+def _project(cwd) -> str:
+    from brainbox.events import project_root
+
+    return project_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def _clean_line(text: str) -> str:
+    from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
+
+    text = " ".join(str(text).split())
+    return text.replace(CONTEXT_OPEN, "").replace(CONTEXT_CLOSE, "")
+
+
+def _wrap(header: str, lines: list[str]) -> str:
+    from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
+
+    return "\n".join([CONTEXT_OPEN, header, *lines, CONTEXT_CLOSE])
+
+
+def format_suggestions(items: list[dict], tools: list[str], max_chars: int):
+    """The prompt's injected block, at most `max_chars`: (text, the items it lists)."""
+    header = "brainbox memory, files past sessions used for work like this (observations):"
+    items = list(items)
+    tail = [f"next tool: {_clean_line(tools[0])}"] if tools else []
+    while items:
+        lines = [f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}" for it in items]
+        text = _wrap(header, lines + tail)
+        if len(text) <= max_chars:
+            return text, items
+        items.pop()
+    return "", []
+
+
+def format_start(items: list[dict], max_chars: int):
+    """The SessionStart block within `max_chars` (the token budget times 4)."""
+    header = "brainbox memory, this project's most used files (observations):"
+    lines, kept = [], []
+    for it in items:
+        line = f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}"
+        if len(_wrap(header, lines + [line])) > max_chars:
+            break
+        lines.append(line)
+        kept.append(it)
+    return (_wrap(header, lines), kept) if lines else ("", [])
