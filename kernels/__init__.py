@@ -25,12 +25,15 @@ _HOME = {
     "predict": ("ctx_id", "ngram_count", "predict_kernel", "tool_ids"),
     "rank": ("rank_files", "rank_lexed"),
     # spreading's scratch helpers and the engine's count tables are used as K.* too
-    "spread": ("SpreadWork", "spread", "spread_clear", "spread_csr", "spread_work"),
+    "spreading": ("SpreadWork", "spread", "spread_clear", "spread_csr", "spread_work"),
     "table": ("Table", "new_table", "table_add", "table_add_many", "table_find",
               "table_from_entries", "table_rows"),
     "topk": ("order_desc", "top_k"),
 }
 _MODULE_OF = {name: mod for mod, names in _HOME.items() for name in names}
+# No module may be named like a name above: importing a submodule sets the package's
+# attribute of that name to the module, so ``K.spread`` was the module ``spread.py``
+# whenever ``rank`` (which imports it) was loaded first (hence ``spreading.py``).
 
 
 def __getattr__(name):

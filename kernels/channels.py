@@ -6,13 +6,13 @@ fusion.
 Channel definitions (ranks start at 1; every tie goes to the lower resource id; the other
 channels are in ``kernels.rank``):
 
-- lexical: BM25 (k1 ``BM25_K1``, b ``BM25_B``) of the query term ids over the candidates'
-  context-term documents (the postings table: term -> resource -> tf); ``n_docs`` = number
-  of candidate files, ``avgdl`` = their mean document length, a term's document frequency
-  counted among the candidates. With more than ``max_terms`` terms, only the
-  ``max_terms`` with the fewest documents overall are scored (ties: lower term id), and
-  the matched share is then measured against ``max_terms``. Every matched file is
-  ranked.
+- lexical: BM25 (k1 ``BM25_K1``, b ``BM25_B``, from ``kernels.scoring``) of the query term
+  ids over the candidates' context-term documents (the postings table: term -> resource
+  -> tf); ``n_docs`` = number of candidate files, ``avgdl`` = their mean document length,
+  a term's document frequency counted among the candidates. With more than ``max_terms``
+  terms, only the ``max_terms`` with the fewest documents overall are scored (ties: lower
+  term id), and the matched share is then measured against ``max_terms``. Every matched
+  file is ranked.
 - base level: the ``top_k`` best candidates by ACT-R base level. Base level is computed
   exactly only for files that can reach the top k:
   ``B_i <= ln(c_i / sqrt(max(age_last, 1 min)))`` (c_i accesses kept) and
@@ -29,11 +29,11 @@ import math
 import numpy as np
 
 from ._jit import jit
+from .scoring import BM25_B, BM25_K1
 from .topk import order_desc, top_k
 
 LEXICAL, ASSOCIATIVE, SNIPPET, FREQUENCY, RECENCY, BASE_LEVEL, RECURRENCE = range(7)
 N_CHANNELS = 7
-BM25_K1, BM25_B = 1.2, 0.75
 BOUND_SLACK = 1e-9  # relative slack on the base-level bound against float rounding
 SECONDS_PER_HOUR = 3600.0
 MIN_AGE_HOURS = 1.0 / 60.0  # an access younger than a minute counts as a minute old

@@ -40,7 +40,7 @@ from .channels import (
     positive,
 )
 from .fusion import fuse_floor, fuse_top
-from .spread import spread, spread_clear
+from .spreading import spread, spread_clear
 from .topk import sorted_desc, top_k
 
 
@@ -60,7 +60,7 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     ``parent`` int64[N] the spreading parents (all -1 without spreading).
 
     ``edst``, ``rtop``, ``rtop_n``: the engine's edge targets and row lists for spreading
-    (``kernels.spread``; ``rtop_n`` of length 0 for none).
+    (``kernels.spreading``; ``rtop_n`` of length 0 for none).
     ``bl_cache``: the base-level cache (``base_level_top``), float64[N, 3] or [0, 3].
     ``limit`` > 0: only the ``limit`` best are wanted; ``order`` then holds exactly the first
     ``limit`` positions of the full ranking, ``cand`` only the contenders the fusion had to

@@ -1013,3 +1013,25 @@ def test_the_cache_hash_covers_the_replay_sub_package(tmp_path):
     hebbian = root / "hebbian.py"
     hebbian.write_text(hebbian.read_text() + "\n# edited\n")
     assert _cache.tree_hash(root) not in (before, after)
+
+
+def test_reciprocal_rank_is_one_rule_for_python_and_the_compiled_loop():
+    """``kernels.scoring.reciprocal_rank``: 1 / (p + 1) at 0-based position p, 0 for none;
+    the replay loop compiles the same function (``kernels.replay.loop.reciprocal_rank``)."""
+    from brainbox.kernels import scoring
+    from brainbox.kernels.replay import loop
+
+    for p, want in ((0, 1.0), (1, 0.5), (3, 0.25), (9, 0.1), (-1, 0.0)):
+        assert scoring.reciprocal_rank(p) == want
+        assert loop.reciprocal_rank(p) == want
+
+
+def test_no_kernels_module_is_named_like_an_exported_name():
+    """A submodule import sets the package attribute of its name, which would shadow a
+    lazily exported kernel of the same name (``K.spread`` was once the module)."""
+    import pkgutil
+
+    modules = {m.name for m in pkgutil.iter_modules(K.__path__)}
+    assert not modules & set(K.__all__)
+    import brainbox.kernels.rank  # noqa: F401  (loads spreading first)
+    assert callable(K.spread)

@@ -7,7 +7,7 @@ folded into the engine (touches, adjacency, n-grams, context terms) and the base
 It is ``eval.replay.replay_series``' inner loop with every step a kernel call, so the
 Python reference loop and this one must give identical records (tests/test_replay_fast.py).
 
-All inputs are namedtuples of arrays built by ``brainbox.eval.fast``:
+All inputs are namedtuples of arrays built by ``brainbox.eval.compiled``:
 
 - ``E`` (:class:`Engine`): the engine state arrays (``brainbox.state.State``), updated in
   place; the postings and n-gram tables are returned (they may grow);
@@ -31,6 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import scoring
 from .._jit import jit
 from ..adjacency import link_edges
 from ..channels import RECURRENCE, bm25_scores
@@ -41,7 +42,7 @@ from ..ngram import ngram_pairs
 from ..policy import refers_to_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
 from ..rank import rank_lexed
-from ..spread import spread_work
+from ..spreading import spread_work
 from ..table import table_add
 from ..topk import top_k
 from . import baselines
@@ -74,20 +75,25 @@ Settings = namedtuple("Settings", (
     "desc_sess"))
 
 
+reciprocal_rank = jit(scoring.reciprocal_rank)  # the one definition, compiled here
+
+
 @jit
 def _rr_files(ranking, n, gold_mark):
+    """Reciprocal rank of the first gold file (``gold_mark``) among ``ranking[:n]``."""
     for j in range(n):
         if gold_mark[ranking[j]]:
-            return 1.0 / (j + 1)
-    return 0.0
+            return reciprocal_rank(j)
+    return reciprocal_rank(-1)
 
 
 @jit
 def _rr_tool(ranking, n, tid):
+    """Reciprocal rank of tool ``tid`` among ``ranking[:n]``."""
     for j in range(n):
         if ranking[j] == tid:
-            return 1.0 / (j + 1)
-    return 0.0
+            return reciprocal_rank(j)
+    return reciprocal_rank(-1)
 
 
 REC_SLOTS = 16  # rows the recurrence cache keeps per task (the window's last 5 and more)
