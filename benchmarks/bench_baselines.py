@@ -5,7 +5,7 @@
 
 The workload is one synthetic series (``synthetic_tasks(synthetic_spec(events, 1, 7), 0)``;
 ``--files`` overrides the spec's file count, e.g. 5000 for a universe of ~5,000 files),
-driven with the replay's calls (:func:`brainbox.eval.baselines_fast.replay_calls`: a tool
+driven with the replay's calls (:func:`brainbox.eval.compiled.replay_calls`: a tool
 and a file ranking before every tool event). Python-level figures are per call (median and
 mean of individually timed calls, median over repetitions). The jitted figures come from
 a loop over pre-encoded calls run with rankings on or off: updates = the loop without
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 from brainbox.eval.baselines import Baselines
-from brainbox.eval.baselines_fast import CompiledBaselines, replay_calls
+from brainbox.eval.compiled import CompiledBaselines, replay_calls
 from brainbox.kernels._jit import jit
 from brainbox.kernels.replay import baselines as K
 

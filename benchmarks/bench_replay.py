@@ -44,12 +44,12 @@ class ReplaySynthetic:
         return {n: _tasks(n) for n in SIZES}
 
     def setup(self, cache, n, engine):
-        from brainbox.eval import fast
+        from brainbox.eval import compiled
         from brainbox.eval.replay import replay_series, warmup
 
         warmup()
-        fast.warmup()
-        self.replay = fast.replay_series_fast if engine == "compiled" else replay_series
+        compiled.warmup()
+        self.replay = compiled.replay_series_fast if engine == "compiled" else replay_series
         self.tasks = _copy(cache[n])
 
     def time_replay(self, cache, n, engine):
@@ -79,12 +79,12 @@ class ReplayWithoutRecall:
         return {n: _tasks(n) for n in SIZES}
 
     def setup(self, cache, n):
-        from brainbox.eval import fast
+        from brainbox.eval import compiled
 
         from brainbox.recall import CHANNELS
 
-        fast.warmup()
-        self.replay = fast.replay_series_fast
+        compiled.warmup()
+        self.replay = compiled.replay_series_fast
         self.ablate = CHANNELS  # every recall channel
         self.tasks = _copy(cache[n])
 

@@ -161,7 +161,7 @@ def test_random_top_all_is_every_step_of_top(k, n):
         want = r.top(step, n)
         assert rows[step].tolist() == want + [-1] * (k - len(want))
     # the compiled replay's draws (kernels.baselines.random_top_all) are the same rows
-    from brainbox.eval.baselines_fast import CompiledBaselines
+    from brainbox.eval.compiled import CompiledBaselines
 
     cb = CompiledBaselines(7, "s")
     cb.t_rand = r

@@ -1,4 +1,4 @@
-"""The compiled baselines (kernels/replay/baselines.py via eval/baselines_fast.py) against the
+"""The compiled baselines (kernels/replay/baselines.py via eval/compiled.py) against the
 Python reference (eval/baselines.py): identical rankings at every step on random event
 streams and on real trajectories, hand-computed ties, capacity handling, and a call from
 jitted code. Runs under NUMBA_DISABLE_JIT=1 too."""
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from brainbox.eval.baselines import Baselines
-from brainbox.eval.baselines_fast import CompiledBaselines, replay_calls, run_calls
+from brainbox.eval.compiled import CompiledBaselines, replay_calls, run_calls
 from brainbox.eval.probes import Registry
 from brainbox.kernels._jit import jit
 from brainbox.kernels.replay import baselines as K

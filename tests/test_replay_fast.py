@@ -1,4 +1,4 @@
-"""The compiled replay loop (eval/fast.py + kernels/replay/loop.py) against the Python reference
+"""The compiled replay loop (eval/compiled.py + kernels/replay/loop.py) against the Python reference
 loop (eval/replay.py): identical task records, on the workload generator and on real
 trajectories of every development source."""
 
@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import pytest
 from brainbox.eval import sources as S
-from brainbox.eval.fast import MultiProject, replay_series_fast
+from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.replay import replay_series
 
 from brainbox.events import normalize
@@ -110,7 +110,7 @@ def test_recurrence_cache_follows_the_rows():
     read afresh from the edge arrays, event after event (least recently used rows come
     and go; the edge arrays grow in between)."""
     import numpy as np
-    from brainbox.eval.fast import _engine
+    from brainbox.eval.compiled import engine_arrays
     from brainbox.kernels.replay import loop as KR
 
     from brainbox.state import State
@@ -134,7 +134,7 @@ def test_recurrence_cache_follows_the_rows():
         touched = enc.tch_res[enc.tch_ptr[0]:enc.tch_ptr[1]].copy()
         before = s.win[sid, : s.win_len[sid]].copy()
         s._apply(enc)
-        E = _engine(s, np.asarray([s.adj_linked], np.int64))
+        E = engine_arrays(s, np.asarray([s.adj_linked], np.int64))
         if touched.size:
             KR._rec_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,
                          in_proj)

@@ -322,20 +322,20 @@ def baseline_calls(size: int, seed: int) -> list:
 
 
 def compiled_baselines(tasks) -> list:
-    from brainbox.eval.baselines_fast import CompiledBaselines, replay_calls, run_calls
+    from brainbox.eval.compiled import CompiledBaselines, replay_calls, run_calls
 
     return run_calls(CompiledBaselines(7, "series"), replay_calls(tasks))
 
 
 def reference_baselines(tasks) -> list:
     from brainbox.eval.baselines import Baselines
-    from brainbox.eval.baselines_fast import replay_calls, run_calls
+    from brainbox.eval.compiled import replay_calls, run_calls
 
     return run_calls(Baselines(7, "series"), replay_calls(tasks))
 
 
 def compiled_replay(tasks) -> dict:
-    from brainbox.eval.fast import replay_series_fast
+    from brainbox.eval.compiled import replay_series_fast
 
     return replay_series_fast(tasks, series="syn", seed=7)
 

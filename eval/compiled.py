@@ -1,4 +1,5 @@
-"""The compiled replay: ``replay_series`` with the per-event loop in one kernel per task.
+"""The compiled replay: ``replay_series`` with the per-event loop in one kernel per task, and
+the compiled baselines behind the reference's API.
 
 :func:`replay_series_fast` gives the same records as :func:`brainbox.eval.replay.
 replay_series` (the Python reference loop; tests/test_replay_fast.py compares them), at a
@@ -7,11 +8,29 @@ ranking input changes), then *encodes* the task (``State.encode``: resource, ses
 term ids, context-term additions, touches) and hands it to
 :func:`brainbox.kernels.replay.loop.replay_task`, which ranks P1 (the engine's recall and the
 baselines', as before the description), gives the baselines the description, then
-probes, scores and folds event by event. The engine state is the production ``State``; the baselines are the
-compiled ones (:mod:`brainbox.kernels.replay.baselines`, via :class:`CompiledBaselines`).
+probes, scores and folds event by event. The engine state is the production ``State``; the
+baselines are the compiled ones (:mod:`brainbox.kernels.replay.baselines`, via
+:class:`CompiledBaselines`).
 
-A task whose tool events name files of another project than the task's (none in the
-development data) runs through the reference loop instead, on the same state.
+Tasks that span projects: the compiled loop ranks a task's files among its own project's
+(one candidate mask per task). A task whose tool events name files of another project than
+the task's (none in the development data) is not run by it: :func:`replay_series_fast`
+raises :class:`MultiProject` once it has encoded that task, before its loop runs (the
+state, part-way through the series, is dropped), and the replay's runner
+(``brainbox.eval.runner``) then replays the whole series, from its first task, with the
+reference loop. The records are the reference loop's, only slower; the timings say so
+(they carry the reference loop's parts, not :data:`PARTS`).
+
+:class:`CompiledBaselines` has exactly the API and the rankings of
+:class:`brainbox.eval.baselines.Baselines` (the reference): it maps strings to dense ids
+(terms with :func:`brainbox.text.tokens` / :func:`~brainbox.text.path_tokens` exactly as the
+reference does, sessions in first-seen order), grows the kernel state when a kernel reports
+a capacity short, and calls the kernels; the random baseline is the reference's
+:class:`~brainbox.eval.baselines.RandomRanks`. It is the parity harness of the kernels and a
+drop-in replacement for ``Baselines`` in :func:`brainbox.eval.replay.replay_series`.
+:func:`replay_calls` yields the calls ``replay_series`` makes on its baselines for a list of
+tasks (with rankings before every tool event, a superset of the replay's), so any baselines
+object can be driven the same way (tests, benchmarks).
 """
 
 from __future__ import annotations
@@ -19,8 +38,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from brainbox.eval.baselines import prompt_terms
-from brainbox.eval.baselines_fast import CompiledBaselines
+from brainbox.eval.baselines import RandomRanks, prompt_terms
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry
 from brainbox.eval.replay import (
@@ -118,7 +136,9 @@ def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ptr, flat
 
 
-def _engine(s: State, linked: np.ndarray) -> KR.Engine:
+def engine_arrays(s: State, linked: np.ndarray) -> KR.Engine:
+    """The loop's view of the engine state ``s`` (its arrays, not copies); ``linked``
+    int64[1] holds ``s.adj_linked``, which the loop advances."""
     n = s.n_res
     return KR.Engine(s.kind, s.n, s.m, s.act, s.last, s.hist, s.hist_len, s.deg, s.win,
                      s.win_len, s.hkeys, s.hslot, s.esrc, s.edst, s.ew, s.ecount, s.etime,
@@ -184,23 +204,23 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         for i, ev in enumerate(events):
             nf_before.append(len(files))
             nt_before.append(len(tools))
-            bl_sess.append(cb._sid(ev["session"]))
+            bl_sess.append(cb.session_id(ev["session"]))
             fr, nr, pr, names, argt, pt = [], [], [], [], [], []
             tid, new_tool = -1, False
             if enc.ev_kind[i] == 2:  # a tool event
                 n_tool_events += 1
                 tid, new_tool = tools.add(ev["tool"], ti)
                 if new_tool:
-                    names = cb._ids(tokens(ev["tool"])).tolist()
+                    names = cb.term_ids(tokens(ev["tool"])).tolist()
                     eng2tool.ensure(state.n_res)
                     eng2tool.a[state.res_index[(TOOL, "", ev["tool"])]] = tid
-                argt = cb._ids(tokens(ev["args"])).tolist() if ev.get("args") else []
+                argt = cb.term_ids(tokens(ev["args"])).tolist() if ev.get("args") else []
                 for f in ev["files"]:
                     fid, new = files.add((ev["project"], f), ti)
                     fr.append(fid)
                     nr.append(new)
                     if new:
-                        toks = cb._ids(path_tokens(f)).tolist()
+                        toks = cb.term_ids(path_tokens(f)).tolist()
                         pr.append(toks)
                         rid = state.res_index[(FILE, ev["project"], f)]
                         eng2file.ensure(rid + 1)
@@ -211,7 +231,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                 file_adds += sum(len(x) for x in pr) + len(fr) * (len(argt) + 64)
                 tool_adds += len(names) + len(argt) + 64
             elif enc.ev_kind[i] == 1:
-                pt = cb._ids(prompt_terms(ev.get("prompt"))).tolist()
+                pt = cb.term_ids(prompt_terms(ev.get("prompt"))).tolist()
             file_rows.append(fr), new_rows.append(nr), fpath_rows.extend(pr)
             tool_reg.append(tid), tool_new.append(new_tool)
             name_rows.append(names), arg_rows.append(argt), prompt_rows.append(pt)
@@ -250,7 +270,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         start = 0
         while True:
             status, start, post, ctxmap, grams = KR.replay_task(
-                _engine(state, linked), state.post, state.ctxmap, state.grams, enc, P,
+                engine_arrays(state, linked), state.post, state.ctxmap, state.grams, enc, P,
                 cb.state, S, start, out)
             state.post, state.ctxmap, state.grams = post, ctxmap, grams
             state.adj_linked = int(linked[0])
@@ -295,3 +315,169 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
             "skipped_events": n_skipped, "timings": timers}
+
+
+# --- the compiled baselines
+
+_EMPTY = np.zeros(0, np.int64)
+_NOFILES = np.zeros(0, np.bool_)
+_PTR0 = np.zeros(1, np.int64)
+
+
+class CompiledBaselines:
+    """All file and tool baselines of one repository series, on the compiled kernels.
+
+    Same constructor and methods as :class:`brainbox.eval.baselines.Baselines`.
+    ``self.state`` is the kernel state; ``self.vocab`` / ``self.sessions`` the id maps.
+    """
+
+    def __init__(self, seed: int, series: str, k_files: int = 10, k_tools: int = 3):
+        self.k_files, self.k_tools = k_files, k_tools
+        self.state = KB.new_state()
+        self.vocab: dict[str, int] = {}
+        self.sessions: dict[str, int] = {}
+        self.f_rand = RandomRanks(seed, series, 0)
+        self.t_rand = RandomRanks(seed, series, 1)
+        self._fout = np.empty((4, max(k_files, 1)), np.int64)
+        self._tout = np.empty((4, max(k_tools, 1)), np.int64)
+        self._query = None
+        self._qtoks: list[str] = []
+
+    # -- ids
+    def term_ids(self, toks) -> np.ndarray:
+        """Dense ids of the terms ``toks`` (a new term gets the next id), int64."""
+        if not toks:
+            return _EMPTY
+        v = self.vocab
+        get = v.get
+        out = []
+        for t in toks:
+            i = get(t)
+            if i is None:
+                i = v[t] = len(v)
+            out.append(i)
+        return np.array(out, np.int64)
+
+    def session_id(self, session: str) -> int:
+        """Dense id of ``session`` (first-seen order)."""
+        i = self.sessions.get(session)
+        if i is None:
+            i = self.sessions[session] = len(self.sessions)
+        return i
+
+    def _run(self, fn, *args) -> None:
+        """Call kernel ``fn(state, *args)``, growing the state while it reports a need."""
+        st = fn(self.state, *args)
+        while st:
+            self.state = KB.grow_for_status(self.state, st)
+            st = fn(self.state, *args)
+
+    def random_top_all(self, tools: bool, n_universe: int) -> np.ndarray:
+        """``RandomRanks.top_all`` of the file (or tool) random baseline for the current
+        task, drawn by the kernel (``random_top_all``); rows with too few distinct draws
+        take the reference's exact fallback."""
+        rr = self.t_rand if tools else self.f_rand
+        out = np.empty((rr.steps + 1, rr.k), np.int64)
+        bad = KB.random_top_all(np.uint64(rr.key), rr.k + rr.EXTRA, n_universe, out)
+        for step in bad.tolist():
+            r = rr.top(step, n_universe)
+            out[step, : len(r)] = r
+        return out
+
+    # -- the Baselines API
+    def begin_task(self, task_id: str, query: str, steps: int, n_files: int,
+                   n_tools: int) -> None:
+        self._query = query
+        self._qtoks = tokens(query)
+        q = self.term_ids(list(dict.fromkeys(self._qtoks)))
+        self._run(KB.begin_task, q, n_files, n_tools)
+        self.f_rand.begin_task(task_id, steps, self.k_files, n_files)
+        self.t_rand.begin_task(task_id, steps, self.k_tools, n_tools)
+
+    def prompt(self, session: str, text: str | None) -> None:
+        self._run(KB.prompt, *self.prompt_args(session, text))
+
+    def prompt_args(self, session: str, text: str | None) -> tuple[int, np.ndarray]:
+        """``prompt``'s (session row, term ids) for a prompt (registers both)."""
+        toks = self._qtoks if text == self._query else None
+        return self.session_id(session), self.term_ids(prompt_terms(text, toks))
+
+    def tool_event(self, session: str, tool: int, tool_name: str, new_tool: bool,
+                   files: list[tuple[int, bool, str]], args: str | None) -> None:
+        """Record one tool call: ``files`` are (id, first seen now, path) triples."""
+        arg = self.term_ids(tokens(args)) if args else _EMPTY
+        name = self.term_ids(tokens(tool_name)) if new_tool else _EMPTY
+        if files:
+            fids = np.array([f for f, _, _ in files], np.int64)
+            fnew = np.array([bool(n) for _, n, _ in files], np.bool_)
+            ptr = [0]
+            pts: list[str] = []
+            for _, new, path in files:
+                if new:
+                    pts.extend(path_tokens(path))
+                ptr.append(len(pts))
+            ptr = np.array(ptr, np.int64)
+            pterms = self.term_ids(pts)
+        else:
+            fids, fnew, ptr, pterms = _EMPTY, _NOFILES, _PTR0, _EMPTY
+        self._run(KB.tool_event, self.session_id(session), int(tool), bool(new_tool), name, fids,
+                  fnew, ptr, pterms, arg)
+
+    def end_task(self) -> None:
+        self._run(KB.end_task)
+
+    def rank_files(self, n_universe: int, step: int) -> list[list[int]]:
+        """Rankings in the order of ``brainbox.eval.baselines.METHODS``."""
+        out = self._fout
+        lens = KB.rank_files(self.state, n_universe, self.k_files, out)
+        res = [out[r, : lens[r]].tolist() for r in range(4)]
+        res.append(self.f_rand.top(step, n_universe))
+        return res
+
+    def rank_tools(self, n_universe: int, step: int) -> list[list[int]]:
+        out = self._tout
+        lens = KB.rank_tools(self.state, n_universe, self.k_tools, out)
+        res = [out[r, : lens[r]].tolist() for r in range(4)]
+        res.append(self.t_rand.top(step, n_universe))
+        return res
+
+
+def replay_calls(tasks):
+    """The baselines calls of :func:`brainbox.eval.replay.replay_series` on ``tasks`` (in
+    order), as ``(method name, args)`` pairs: ``begin_task``, a P1 ``rank_files``, the
+    description's ``prompt``, then per event ``rank_tools`` and (when it names files)
+    ``rank_files`` before every tool event, and the event (``tool_event`` or ``prompt``);
+    finally ``end_task``. Ids come from registries as in the replay; every ranking uses
+    the task's frozen universe. The replay ranks only when a probe is eligible; this
+    ranks at every tool event."""
+    files, tools = Registry(), Registry()
+    for ti, task in enumerate(tasks):
+        events, _ = normalized(task)
+        nf, nt, root, session, desc, _, _ = task_start(task, events, files, tools,
+                                                       len(METHODS))
+        yield "begin_task", (task.id, desc, len(events), nf, nt)
+        yield "rank_files", (nf, 0)
+        yield "prompt", (session, prompt_event(session, root, desc)["prompt"])
+        for step, ev in enumerate(events):
+            if ev["kind"] == "tool" and ev["tool"]:
+                yield "rank_tools", (nt, step + 1)
+                if ev["files"]:
+                    yield "rank_files", (nf, step + 1)
+                tid, new_tool = tools.add(ev["tool"], ti)
+                proj = ev["project"]
+                triples = [(*files.add((proj, f), ti), f) for f in ev["files"]]
+                yield "tool_event", (ev["session"], tid, ev["tool"], new_tool, triples,
+                                     ev["args"])
+            elif ev["kind"] == "prompt":
+                yield "prompt", (ev["session"], ev["prompt"])
+        yield "end_task", ()
+
+
+def run_calls(base, calls) -> list:
+    """Apply ``calls`` (from :func:`replay_calls`) to ``base``; the rankings, in order."""
+    out = []
+    for name, args in calls:
+        r = getattr(base, name)(*args)
+        if r is not None:
+            out.append(r)
+    return out
