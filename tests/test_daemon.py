@@ -134,6 +134,21 @@ def test_memory_builds_the_answers_the_daemon_sends(repo):
         assert mem.fix_files(fp, "/another/project") == []
 
 
+def test_a_handed_over_hook_looks_for_git_afresh(tmp_path):
+    """The daemon outlives many hooks: before each handed-over one it forgets the project
+    roots it found (`events.forget_project_roots`), as a fresh hook process would."""
+    from brainbox import events
+
+    sub = tmp_path / "outer" / "inner"
+    sub.mkdir(parents=True)
+    (tmp_path / "outer" / ".git").mkdir()
+    assert events.project_root(str(sub)) == str(tmp_path / "outer")
+    (sub / ".git").mkdir()  # a repository made inside since
+    assert events.project_root(str(sub)) == str(tmp_path / "outer")  # cached
+    events.forget_project_roots()
+    assert events.project_root(str(sub)) == str(sub)
+
+
 def test_service_reloads_after_forget(repo):
     hook(repo, "Read", "src/auth/login.py")
     hook(repo, "Read", "src/billing.py")
