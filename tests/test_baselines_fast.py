@@ -3,7 +3,6 @@ Python reference (eval/baselines.py): identical rankings at every step on random
 streams and on real trajectories, hand-computed ties, capacity handling, and a call from
 jitted code. Runs under NUMBA_DISABLE_JIT=1 too."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,21 +99,17 @@ def test_random_streams_rank_as_the_reference_with_arbitrary_universes(stream, k
 
 # --- real data
 
-DATA = Path("/work/shared/data")
-if not DATA.is_dir():
-    DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SERIES = ("trajectories/sweagent-java-multiswebench", "fasterxml/jackson-databind")
 
 
-def test_real_series_ranks_as_the_reference():
+def test_real_series_ranks_as_the_reference(data_dir):
     """The first 30 tasks of one repository series, driven as the replay drives its
-    baselines (a ranking before every tool event): every ranking identical."""
-    if not DATA.is_dir():
-        pytest.skip("shared/data is absent")
+    baselines (a ranking before every tool event): every ranking identical (skipped
+    without ../shared/data: the ``data_dir`` fixture)."""
     from brainbox.eval.sources import load_source, select
 
     src, repo = SERIES
-    tasks, _ = load_source(DATA / src)
+    tasks, _ = load_source(data_dir / src)
     ts = dict(select(tasks))[repo][:30]
     calls = list(replay_calls(ts))
     want = run_calls(Baselines(42, repo), calls)
