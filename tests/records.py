@@ -1,12 +1,47 @@
 """The raw record schema the hook mapping and the trajectory loaders both emit (the input
-of `brainbox record --jsonl` and `brainbox.events.normalize`), for the tests of both."""
+of `brainbox record --jsonl` and `brainbox.events.normalize`), for the tests of both, and
+the hook mapping's record check and payload fixtures (tests/test_hookmap*.py)."""
+
+import json
+from pathlib import Path
+
+from brainbox.cli import hookmap
 
 from brainbox.events import ACTIONS
 
-__all__ = ["ACTIONS", "RECORD_KEYS"]
+__all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads"]
+
+HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
 # Every record carries every key (None when unknown); loaders add `project`.
 RECORD_KEYS = frozenset({
     "session", "cwd", "tool", "files", "error", "exit_code", "at", "prompt", "command",
     "args", "kind", "action",
 })
+
+
+def fixture_payloads() -> list[dict]:
+    """The recorded Claude Code hook payloads (tests/fixtures/hooks)."""
+    return json.loads((HOOK_FIXTURES / "claude_payloads.json").read_text())["payloads"]
+
+
+def check_record(rec: dict) -> None:
+    """A raw record as the hook mapping must emit it: every key, bounded, storable."""
+    assert RECORD_KEYS <= rec.keys()
+    assert rec["kind"] in {"tool", "prompt", "session_start", "session_end"}
+    assert rec["action"] in ACTIONS
+    assert isinstance(rec["session"], str) and isinstance(rec["cwd"], str)
+    assert isinstance(rec["files"], list) and len(rec["files"]) <= hookmap.MAX_FILES
+    assert all(isinstance(f, str) and f for f in rec["files"])
+    assert rec["exit_code"] is None or type(rec["exit_code"]) is int
+    for key, limit in (
+        ("command", hookmap.MAX_COMMAND),
+        ("prompt", hookmap.MAX_PROMPT),
+        ("error", hookmap.MAX_ERROR),
+        ("args", hookmap.MAX_ARGS),
+    ):
+        assert rec[key] is None or (isinstance(rec[key], str) and len(rec[key]) <= limit)
+    # Every string must reach SQLite: valid UTF-8, no NULs.
+    text = json.dumps(rec, ensure_ascii=False)
+    text.encode("utf-8")
+    assert "\\u0000" not in text
