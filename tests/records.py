@@ -7,9 +7,10 @@ from pathlib import Path
 
 from brainbox.cli import hookmap
 
+from brainbox import store
 from brainbox.events import ACTIONS
 
-__all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads"]
+__all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -45,3 +46,13 @@ def check_record(rec: dict) -> None:
     text = json.dumps(rec, ensure_ascii=False)
     text.encode("utf-8")
     assert "\\u0000" not in text
+
+
+def stored_events(kind=None) -> list[dict]:
+    """The events in the default database (the test's home), of `kind` when given."""
+    conn = store.connect()
+    try:
+        evs = list(store.iter_events(conn))
+    finally:
+        conn.close()
+    return [e for e in evs if kind is None or e["kind"] == kind]

@@ -15,19 +15,11 @@ from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 
 from brainbox import store
 from brainbox.events import parse_time
+from tests.records import stored_events
 
 SPOTTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts" / \
     "claude-code" / "spotter"
 MAIN = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-
-
-def stored(kind=None):
-    conn = store.connect()
-    try:
-        evs = list(store.iter_events(conn))
-    finally:
-        conn.close()
-    return [e for e in evs if kind is None or e["kind"] == kind]
 
 
 def rewrite(src: Path, dst: Path, root: Path) -> Path:
@@ -70,27 +62,27 @@ def test_import_claude_follows_the_transcript(spotter):
     stats = transcripts.import_sessions("claude", spotter)
     uses, answered, first_ts = transcript_calls(spotter / "-home-USER-projects-spotter" /
                                                 f"{MAIN}.jsonl")
-    main = [e for e in stored("tool") if e["session"] == MAIN]
+    main = [e for e in stored_events("tool") if e["session"] == MAIN]
     assert len(main) == answered == 242
     assert sorted(e["tool"].split(":")[0] for e in main) == sorted(uses.values())
     assert main[0]["at"] == parse_time(first_ts)  # the transcript's time, not now
     assert main[0]["project"].endswith("/home/USER/projects/spotter-worktrees/spotter-4te")
-    assert [e["prompt"][:25] for e in stored("prompt") if e["session"] == MAIN] == [
+    assert [e["prompt"][:25] for e in stored_events("prompt") if e["session"] == MAIN] == [
         "Work on bead spotter-4te.", "continue implementation"]
     edits = [e for e in main if e["tool"] == "Edit"]
     assert edits and all(len(e["files"]) == 1 and not e["files"][0].startswith("/")
                          for e in edits)
     assert sum(1 for e in main if e["error"]) == 12
-    sub = {e["session"] for e in stored("tool")} - {MAIN}
+    sub = {e["session"] for e in stored_events("tool")} - {MAIN}
     assert sub == {f"{MAIN}/aac57f5"}  # the subagent's calls: a session of its own
     assert stats["files"] == 3 and stats["held_back"] == 0
 
 
 def test_a_second_import_adds_nothing_and_new_lines_are_picked_up(spotter):
     first = transcripts.import_sessions("claude", spotter)
-    n = len(stored())
+    n = len(stored_events())
     again = transcripts.import_sessions("claude", spotter)
-    assert again["events"] == 0 and again["files_read"] == 0 and len(stored()) == n
+    assert again["events"] == 0 and again["files_read"] == 0 and len(stored_events()) == n
     # the session goes on: one more prompt and one more (answered) call
     path = spotter / "-home-USER-projects-spotter" / f"{MAIN}.jsonl"
     last = json.loads(path.read_text().splitlines()[-1])
@@ -117,9 +109,9 @@ def test_a_second_import_adds_nothing_and_new_lines_are_picked_up(spotter):
     done = transcripts.import_sessions("claude", spotter)
     assert done["tools"] == 1 and done["prompts"] == 0
     assert transcripts.import_sessions("claude", spotter)["events"] == 0
-    assert len(stored()) == n + 2 == first["events"] + 2
-    assert stored("prompt")[-1]["prompt"] == "now the docs"  # our block stripped
-    assert stored("tool")[-1]["files"] == ["README.md"]
+    assert len(stored_events()) == n + 2 == first["events"] + 2
+    assert stored_events("prompt")[-1]["prompt"] == "now the docs"  # our block stripped
+    assert stored_events("tool")[-1]["files"] == ["README.md"]
 
 
 def test_import_filters_by_project_and_since(spotter, tmp_path):
@@ -198,9 +190,9 @@ def test_import_codex_rollout(tmp_path):
     path = rollout(tmp_path)
     stats = transcripts.import_sessions("codex", tmp_path / "sessions")
     assert stats["tools"] == 4 and stats["prompts"] == 1
-    prompts = stored("prompt")
+    prompts = stored_events("prompt")
     assert [p["prompt"] for p in prompts] == ["fix the app test"]
-    tools = stored("tool")
+    tools = stored_events("tool")
     assert [t["tool"] for t in tools] == ["Bash:pytest", "apply_patch", "Bash:cat", "update_plan"]
     assert tools[0]["exit_code"] == 1 and tools[0]["error"]
     assert tools[0]["files"] == ["tests/test_app.py"]
@@ -228,7 +220,7 @@ def test_since_records_what_it_imported_so_a_wider_import_gets_the_older_events(
     assert json.loads(week.stdout)["events"] == 0  # the transcript is from months ago
     wide = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
     plain = transcripts.import_sessions("claude", spotter, conn=store.connect(":memory:"))
-    assert wide["events"] == plain["events"] > 254 and len(stored()) == wide["events"]
+    assert wide["events"] == plain["events"] > 254 and len(stored_events()) == wide["events"]
     again = json.loads(brainbox("import", "claude", spotter, "--json").stdout)
     assert again["events"] == 0 and again["files_read"] == 0  # and nothing twice
 
@@ -243,8 +235,8 @@ def test_a_narrow_then_a_wider_since_imports_each_event_once(spotter):
     second = transcripts.import_sessions("claude", spotter, since=times[0] - 1)
     third = transcripts.import_sessions("claude", spotter)
     assert third["events"] == 0
-    assert first["events"] + second["events"] == len(stored())
-    ids = [(e["session"], e["at"], e["kind"], e["tool"], e["prompt"]) for e in stored()]
+    assert first["events"] + second["events"] == len(stored_events())
+    ids = [(e["session"], e["at"], e["kind"], e["tool"], e["prompt"]) for e in stored_events()]
     fresh = store.connect(":memory:")
     conn_stats = transcripts.import_sessions("claude", spotter, conn=fresh, project=None)
     assert conn_stats["events"] == len(ids)  # the same events as one plain import
@@ -320,10 +312,10 @@ def test_a_project_filter_then_a_plain_import_gets_the_rest_once(spotter, tmp_pa
     part = transcripts.import_sessions("claude", spotter, since=times[len(times) // 2])
     assert 0 < part["events"] < plain["events"]
     rest = transcripts.import_sessions("claude", spotter)
-    assert part["events"] + rest["events"] == plain["events"] == len(stored())
+    assert part["events"] + rest["events"] == plain["events"] == len(stored_events())
     assert transcripts.import_sessions("claude", spotter)["events"] == 0
 
     def key(e):
         return repr((e["session"], e["at"], e["kind"], e["tool"], e["prompt"], e["files"]))
 
-    assert sorted(map(key, stored())) == sorted(map(key, store.iter_events(fresh)))
+    assert sorted(map(key, stored_events())) == sorted(map(key, store.iter_events(fresh)))
