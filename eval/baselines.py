@@ -504,27 +504,11 @@ class Baselines:
         prompt = self.sess_prompt.get(session)
         seen_f, seen_t = self.sess_seen.setdefault(session, (set(), set()))
         arg_terms = tokens(args) if args else ()
-        self.t_rec.touch(tool)
-        self.t_freq.touch(tool)
-        self.t_co.touch(tool)
-        if new_tool:
-            self.t_bm25.add(tool, tokens(tool_name))
-        if arg_terms:
-            self.t_bm25.add(tool, arg_terms)
-        if prompt and tool not in seen_t:
-            seen_t.add(tool)
-            self.t_bm25.add(tool, prompt)
+        tools = (self.t_rec, self.t_freq, self.t_co, self.t_bm25)
+        _touch(tools, tool, tokens(tool_name) if new_tool else None, arg_terms, prompt, seen_t)
+        files_ = (self.f_rec, self.f_freq, self.f_co, self.f_bm25)
         for fid, new, path in files:
-            self.f_rec.touch(fid)
-            self.f_freq.touch(fid)
-            self.f_co.touch(fid)
-            if new:
-                self.f_bm25.add(fid, path_tokens(path))
-            if arg_terms:
-                self.f_bm25.add(fid, arg_terms)
-            if prompt and fid not in seen_f:
-                seen_f.add(fid)
-                self.f_bm25.add(fid, prompt)
+            _touch(files_, fid, path_tokens(path) if new else None, arg_terms, prompt, seen_f)
 
     def end_task(self) -> None:
         self.f_co.end_task()
@@ -539,6 +523,23 @@ class Baselines:
         """Rankings in :data:`METHODS` order."""
         return _rankings((self.t_rec, self.t_freq, self.t_bm25, self.t_co), self.t_rand,
                          self.k_tools, n_universe, step)
+
+
+def _touch(baselines, i: int, own_terms, arg_terms, prompt, seen: set) -> None:
+    """One touch of resource ``i`` in (recency, frequency, co-occurrence, bm25): its BM25
+    document gets ``own_terms`` (its name's or path's tokens, when first seen: not None),
+    the call's argument terms, and the session prompt's terms once per prompt."""
+    rec, freq, co, bm25 = baselines
+    rec.touch(i)
+    freq.touch(i)
+    co.touch(i)
+    if own_terms is not None:
+        bm25.add(i, own_terms)
+    if arg_terms:
+        bm25.add(i, arg_terms)
+    if prompt and i not in seen:
+        seen.add(i)
+        bm25.add(i, prompt)
 
 
 def _rankings(ranked, rand: RandomRanks, k: int, n_universe: int, step: int) -> list[list[int]]:
