@@ -29,6 +29,12 @@ def post(tool_name: str, tool_input: dict, **extra) -> dict:
             "tool_name": tool_name, "tool_input": tool_input, **extra}
 
 
+def bash(command: str) -> dict:
+    """A Bash PostToolUse payload without a cwd."""
+    return {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}}
+
+
 def one(payload, agent="claude"):
     records = payload_to_records(agent, payload)
     assert len(records) == 1, records
@@ -229,40 +235,13 @@ def test_bash_uses_brainbox_shell_for_tool_and_files(monkeypatch):
     assert rec["action"] == "edit" and rec["meta"]["file_actions"] == ["read", "edit"]
 
     fake.command_files = lambda cmd, cwd=None: [("m.py", "read"), ("m.py", "edit")]
-    rec = one(
-        {
-            "session_id": "s",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "cat m.py && sed -i s/a/b/ m.py"},
-        }
-    )
+    rec = one(bash("cat m.py && sed -i s/a/b/ m.py"))
     assert (rec["files"], rec["action"]) == (["m.py"], "edit")
 
     fake.command_files = lambda cmd, cwd=None: [("src/a.py", "read")]
-    assert (
-        one(
-            {
-                "session_id": "s",
-                "hook_event_name": "PostToolUse",
-                "tool_name": "Bash",
-                "tool_input": {"command": "cat src/a.py"},
-            }
-        )["action"]
-        == "read"
-    )
+    assert one(bash("cat src/a.py"))["action"] == "read"
     fake.command_files = lambda cmd, cwd=None: []
-    assert (
-        one(
-            {
-                "session_id": "s",
-                "hook_event_name": "PostToolUse",
-                "tool_name": "Bash",
-                "tool_input": {"command": "ls"},
-            }
-        )["action"]
-        == "run"
-    )
+    assert one(bash("ls"))["action"] == "run"
 
 
 def test_bash_without_brainbox_shell_falls_back_to_plain_bash(monkeypatch):
@@ -279,14 +258,7 @@ def test_a_crashing_brainbox_shell_does_not_crash_the_hook(monkeypatch):
 
     fake.command_files = fake.command_tool = boom
     monkeypatch.setitem(sys.modules, "brainbox.shell", fake)
-    rec = one(
-        {
-            "session_id": "s",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "make"},
-        }
-    )
+    rec = one(bash("make"))
     assert rec["tool"] == "Bash" and rec["files"] == []
 
 
