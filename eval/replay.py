@@ -43,13 +43,8 @@ from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry, count_probe, new_task_record
 
 from brainbox.events import EventError, normalize
-from brainbox.recall import Index, Params, predict_tools, recall
+from brainbox.recall import Index, Params, predict_tools, rank_ids, recall
 from brainbox.state import State
-
-try:  # the engine's fast path for replay: resource ids, no Result objects
-    from brainbox.recall import rank_ids
-except ImportError:  # pragma: no cover - older engines
-    rank_ids = None
 
 METHODS = ("brainbox",) + BASELINE_METHODS
 T0 = 1_700_000_000.0
@@ -111,7 +106,9 @@ def _score(record: dict, rankings: list, gold: set) -> None:
 
 
 def _engine_files(index, state, query: str, fget, **kw) -> list:
-    """Registry ids (any, unfiltered) of the engine's ranking, best first."""
+    """Registry ids (any, unfiltered) of the engine's ranking, best first: through
+    ``rank_ids`` (resource ids, no ``Result`` objects), or through ``recall`` when the module's
+    ``rank_ids`` is None (tests/test_replay.py checks that both give the same rankings)."""
     if rank_ids is not None:
         proj, key = state.res_project, state.res_key
         ids = (fget((proj[r], key[r])) for r in rank_ids(index, query, **kw).tolist())
