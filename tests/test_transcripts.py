@@ -319,3 +319,45 @@ def test_a_project_filter_then_a_plain_import_gets_the_rest_once(spotter, tmp_pa
         return repr((e["session"], e["at"], e["kind"], e["tool"], e["prompt"], e["files"]))
 
     assert sorted(map(key, stored_events())) == sorted(map(key, store.iter_events(fresh)))
+
+
+# --------------------------------------------------------------------------- the one reader
+
+
+def test_the_shared_reader_tags_items_and_skips_what_is_not_a_prompt():
+    from brainbox import transcript
+
+    lines = [
+        (10, {"type": "user", "sessionId": "s", "message": {"content": "fix the login"}}),
+        (20, {"type": "assistant", "sessionId": "s", "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a.py"}},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": "not a dict"}]}}),
+        (30, {"type": "user", "sessionId": "s", "timestamp": "T", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": [
+                {"type": "text", "text": "no"}, {"type": "tool_result", "content": "such"},
+                "file"]}]}}),
+        (40, {"type": "user", "agentId": "acompact-1", "message": {"content": "summarise"}}),
+        (50, {"type": "user", "isMeta": True, "message": {"content": "meta"}}),
+        (60, {"type": "user", "message": {"content": "<system-reminder>x"}}),
+    ]
+    items = list(transcript.items(lines))
+    assert [(i["type"], i["line"]) for i in items] == [("prompt", 10), ("tool", 20), ("tool", 20)]
+    read, bash = items[1], items[2]
+    assert read["is_error"] and read["result_text"] == "no\nsuch\nfile"
+    assert read["result_timestamp"] == "T" and read["has_result"]
+    assert bash["tool_input"] == {} and not bash["has_result"] and bash["tool_response"] is None
+    assert transcript.text_of([{"type": "input_text", "text": "a"}, {"type": "image"}]) == "a"
+
+
+def test_import_and_the_replay_loader_read_the_same_calls_and_prompts():
+    """Both callers of brainbox.transcript, on every real Claude transcript we have."""
+    from brainbox.eval.loaders import claude_code
+
+    files = sorted(SPOTTER.rglob("*.jsonl")) if SPOTTER.is_dir() else []
+    if not files:
+        pytest.skip("../shared/data/transcripts is absent")
+    for path in files:
+        imported = [p for _, _, p, _ in transcripts.claude_items(path)]
+        loaded = list(claude_code.iter_transcript(path))
+        assert [p.get("tool_use_id") or p["prompt"] for p in imported] == [
+            i.get("tool_use_id") or i["prompt"] for i in loaded], path
