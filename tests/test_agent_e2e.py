@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from brainbox.cli import client, hookconf, spool, transcripts
+
 from brainbox import store as dbmod
 
 SPOTTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts" / \
