@@ -34,7 +34,7 @@ class Fold:
     """The windowed Hebbian fold kernel alone, over the touches of n events."""
 
     params = SIZES
-    param_names = ["events"]
+    param_names = ["events"]  # noqa: RUF012 - asv reads its parameters as class attributes
     timeout = 600
 
     def setup_cache(self):
@@ -61,21 +61,22 @@ class Fold:
     def fresh(self):
         from brainbox.state import State
 
-        t_sess, t_res, t_time, kind, n_sess, n_edges = self.args
+        _t_sess, _t_res, _t_time, kind, n_sess, n_edges = self.args
         N = kind.shape[0]
         cap = 1
         while cap < n_edges + 1024:
             cap *= 2
         hkeys, hslot = State._hash_table(2 * cap)  # the engine's layout
-        self.state = dict(
-            n=np.zeros(N, np.int64), m=np.zeros(N), act=np.zeros(N), last=np.zeros(N),
-            hist=np.zeros((N, 50)), hist_len=np.zeros(N, np.int64), deg=np.zeros(N, np.int64),
-            win=np.full((n_sess, 25), -1, np.int64), win_len=np.zeros(n_sess, np.int64),
-            hkeys=hkeys, hslot=hslot,
-            esrc=np.zeros(cap, np.int64), edst=np.zeros(cap, np.int64),
-            ew=np.zeros(cap, np.float32), ecount=np.zeros(cap, np.int64),
-            etime=np.zeros(cap), n_edges=np.zeros(1, np.int64),
-        )
+        self.state = {
+            "n": np.zeros(N, np.int64), "m": np.zeros(N), "act": np.zeros(N),
+            "last": np.zeros(N), "hist": np.zeros((N, 50)), "hist_len": np.zeros(N, np.int64),
+            "deg": np.zeros(N, np.int64),
+            "win": np.full((n_sess, 25), -1, np.int64), "win_len": np.zeros(n_sess, np.int64),
+            "hkeys": hkeys, "hslot": hslot,
+            "esrc": np.zeros(cap, np.int64), "edst": np.zeros(cap, np.int64),
+            "ew": np.zeros(cap, np.float32), "ecount": np.zeros(cap, np.int64),
+            "etime": np.zeros(cap), "n_edges": np.zeros(1, np.int64),
+        }
 
     def call_args(self, sl=slice(None)):
         t_sess, t_res, t_time, kind = self.args[:4]
@@ -103,8 +104,8 @@ class Fold:
 class FoldEngine:
     """State.fold end to end (Python event encoding + kernels)."""
 
-    params = [10_000, 100_000]
-    param_names = ["events"]
+    params = [10_000, 100_000]  # noqa: RUF012 - asv reads its parameters as class attributes
+    param_names = ["events"]  # noqa: RUF012 - asv reads its parameters as class attributes
     timeout = 600
 
     def setup_cache(self):
@@ -123,7 +124,7 @@ class FoldEngine:
 
 class Recall:
     params = SIZES
-    param_names = ["events"]
+    param_names = ["events"]  # noqa: RUF012 - asv reads its parameters as class attributes
     timeout = 900
 
     def setup_cache(self):

@@ -44,12 +44,13 @@ def fold_seconds(fold, touches, kind, S, E, engine_layout, lists=False):
         hkeys, hslot = State._hash_table(2 * E)
     else:
         hkeys, hslot = np.full(2 * E, -1, np.int64), np.zeros(2 * E, np.int64)
-    a = dict(
-        n=np.zeros(N, np.int64), m=np.zeros(N), act=np.zeros(N), last=np.zeros(N),
-        hist=np.zeros((N, 50)), hist_len=np.zeros(N, np.int64), deg=np.zeros(N, np.int64),
-        win=np.full((S, 25), -1, np.int64), win_len=np.zeros(S, np.int64),
-        esrc=np.zeros(E, np.int64), edst=np.zeros(E, np.int64), ew=np.zeros(E, np.float32),
-        ecount=np.zeros(E, np.int64), etime=np.zeros(E), ne=np.zeros(1, np.int64))
+    a = {
+        "n": np.zeros(N, np.int64), "m": np.zeros(N), "act": np.zeros(N),
+        "last": np.zeros(N), "hist": np.zeros((N, 50)), "hist_len": np.zeros(N, np.int64),
+        "deg": np.zeros(N, np.int64), "win": np.full((S, 25), -1, np.int64),
+        "win_len": np.zeros(S, np.int64), "esrc": np.zeros(E, np.int64),
+        "edst": np.zeros(E, np.int64), "ew": np.zeros(E, np.float32),
+        "ecount": np.zeros(E, np.int64), "etime": np.zeros(E), "ne": np.zeros(1, np.int64)}
     extra = ()
     if lists:
         from brainbox.kernels import ROW_TOP
@@ -66,7 +67,7 @@ def fold_seconds(fold, touches, kind, S, E, engine_layout, lists=False):
 
 def main(sizes, baseline=None):
     from brainbox import kernels as K
-    from brainbox.recall import Index, recall, predict_tools
+    from brainbox.recall import Index, predict_tools, recall
     from brainbox.state import State
     from brainbox.workload import WORDS, normalized
 

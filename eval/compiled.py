@@ -51,8 +51,8 @@ from brainbox.eval.replay import (
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
 
-from brainbox.recall import Params, plan
-from brainbox.state import FILE, TOOL, State
+from brainbox.recall import MIN_SUPPORT, Params, plan
+from brainbox.state import FILE, PROMPT, TOOL, TOOL_EVENT, State
 from brainbox.text import is_deictic, path_tokens, tokens
 
 PARTS = ("normalize", "p1_and_prompt", "encode", "kernel")
@@ -61,7 +61,8 @@ _WARM = False
 
 
 class MultiProject(Exception):
-    """A task's tool events name files of several projects (the reference loop runs it)."""
+    """A task's tool events name files of several projects: the compiled loop does not run
+    it (module docstring; the runner replays the series with the reference loop)."""
 
 
 def warmup() -> float:
@@ -207,7 +208,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             bl_sess.append(cb.session_id(ev["session"]))
             fr, nr, pr, names, argt, pt = [], [], [], [], [], []
             tid, new_tool = -1, False
-            if enc.ev_kind[i] == 2:  # a tool event
+            if enc.ev_kind[i] == TOOL_EVENT:
                 n_tool_events += 1
                 tid, new_tool = tools.add(ev["tool"], ti)
                 if new_tool:
@@ -230,7 +231,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                 n_touch += len(fr)
                 file_adds += sum(len(x) for x in pr) + len(fr) * (len(argt) + 64)
                 tool_adds += len(names) + len(argt) + 64
-            elif enc.ev_kind[i] == 1:
+            elif enc.ev_kind[i] == PROMPT:
                 pt = cb.term_ids(prompt_terms(ev.get("prompt"))).tolist()
             file_rows.append(fr), new_rows.append(nr), fpath_rows.extend(pr)
             tool_reg.append(tid), tool_new.append(new_tool)
@@ -254,7 +255,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
             np.full(1, 2, np.int64), p1_out, desc_terms)
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc), pl,
-                        in_order, 4, n_res0, n_terms0, p1_at, desc_sess)
+                        in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
                               tool_events=n_tool_events, file_touches=n_touch,

@@ -262,7 +262,7 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
                 ew[e] = min(1.0, w + c * d * g * (1.0 - w))  # delta = eta p h d g(w)
                 ecount[e] += 1
                 etime[e] = t
-                if rtop is not None:
+                if rtop is not None:  # noqa: SIM102 - numba prunes only a bare `is not None` test
                     if rtop_n[src] >= 0 and dst != src and kind[dst] != KIND_TOOL:
                         row_top_offer(rtop, rtop_n, ew, edst, src, e)
 
@@ -289,10 +289,9 @@ def row_top_offer(rtop, rtop_n, ew, edst, u, e):
     cnt = rtop_n[u]
     w = np.float64(ew[e])
     v = edst[e]
-    if cnt == ROW_TOP:
-        if rtop[u, cnt - 1, 0] != e and not _heavier(w, v, rtop[u, cnt - 1, 2],
-                                                     rtop[u, cnt - 1, 1]):
-            return  # not in the list (it would be at least as heavy as the tail) and not entering
+    if cnt == ROW_TOP and rtop[u, cnt - 1, 0] != e and not _heavier(
+            w, v, rtop[u, cnt - 1, 2], rtop[u, cnt - 1, 1]):
+        return  # not in the list (it would be at least as heavy as the tail) and not entering
     pos = -1
     for j in range(cnt):
         if rtop[u, j, 0] == e:

@@ -161,7 +161,7 @@ def spread(adj_off, adj_len, pool_dst, pool_e, ew, seeds, seed_act, m, is_blocke
                         break
                     top_w[cnt] = w
                     top_v[cnt] = np.int64(rtop[u, j, 1])
-                    cnt += 1
+                    cnt += 1  # noqa: SIM113 - the kept count, read after the loop's breaks
             else:
                 # gather the row's weights first: the loads are independent, so their cache
                 # misses overlap (ew is in edge order, not row order); reading them inside the

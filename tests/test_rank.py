@@ -3,6 +3,7 @@
 Run once more with ``NUMBA_DISABLE_JIT=1`` (Makefile)."""
 
 import inspect
+import itertools
 import math
 
 import numpy as np
@@ -60,7 +61,7 @@ def folded(seed: int, events: int, batches: int) -> tuple[State, list]:
                          projects=2, seed=seed)
         s = State()
         cuts = np.linspace(0, len(evs), batches + 1).astype(int)
-        for a, b in zip(cuts[:-1], cuts[1:]):
+        for a, b in itertools.pairwise(cuts):
             s.fold(evs[a:b])
         _STATES[key] = (s, evs)
     return _STATES[key]
@@ -152,7 +153,7 @@ def test_bm25_hand_computed():
 def test_max_terms_keeps_the_rarest():
     """Term 0 is in both files, term 1 in one: with max_terms=1 only term 1 scores."""
     post = table([(0, 0, 1.0), (0, 1, 1.0), (1, 1, 1.0)])
-    ids, sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 1, np.asarray([0, 1]),
+    ids, _sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 1, np.asarray([0, 1]),
                                    np.ones(2, np.bool_), np.ones(2), post, 2)
     assert ids.tolist() == [1] and share.tolist() == [1.0]
 
@@ -540,7 +541,7 @@ def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
     last[files] = rng.integers(0, levels, n_files).astype(float)
     hist = np.zeros((n_res, 50))
     hist_len = np.zeros(n_res, np.int64)
-    lists, list_n, bl_files, slot, _, _ = task_lists(files, n, last, hist, hist_len, 0.0, 1.0,
+    lists, list_n, bl_files, _slot, _, _ = task_lists(files, n, last, hist, hist_len, 0.0, 1.0,
                                                      k, False, np.zeros((0, 3)), n_res, 1)
     assert list_n[2] == -1  # no pruning asked: every file is a base-level candidate
     list_n[2] = 0  # follow the subset from empty: it gains the touched files
