@@ -76,12 +76,13 @@ import zlib
 from itertools import chain, islice
 
 import numpy as np
+from brainbox.kernels.scoring import BM25_B as B
+from brainbox.kernels.scoring import BM25_K1 as K1
 
 from brainbox.state import MAX_PROMPT_TERMS  # a prompt's first 64 distinct terms
 from brainbox.text import path_tokens, tokens
 
 METHODS = ("recency", "frequency", "bm25", "cosession", "random")
-K1, B = 1.2, 0.75
 START = -1  # the tool "before" a session's first call
 _EMPTY = np.zeros(0, np.int64)
 

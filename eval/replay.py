@@ -41,6 +41,7 @@ from brainbox.eval.baselines import METHODS as BASELINE_METHODS
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry, count_probe, new_task_record
+from brainbox.kernels.scoring import reciprocal_rank
 
 from brainbox.events import EventError, normalize
 from brainbox.recall import Index, Params, predict_tools, rank_ids, recall
@@ -94,7 +95,7 @@ def warmup() -> float:
 
 def _rr(ranking: list, gold: set) -> float:
     """Reciprocal rank of the first gold item (rankings are already cut to k); 0 if none."""
-    return next((1.0 / (i + 1) for i, item in enumerate(ranking) if item in gold), 0.0)
+    return reciprocal_rank(next((i for i, item in enumerate(ranking) if item in gold), -1))
 
 
 def _score(record: dict, rankings: list, gold: set) -> None:

@@ -17,9 +17,9 @@ from brainbox.kernels.channels import (
     RECURRENCE,
     SNIPPET,
 )
-from brainbox.kernels.channels import BM25_B as B
-from brainbox.kernels.channels import BM25_K1 as K1
 from brainbox.kernels.channels import N_CHANNELS as CHANNELS
+from brainbox.kernels.scoring import BM25_B as B
+from brainbox.kernels.scoring import BM25_K1 as K1
 
 
 def _desc(pairs):
