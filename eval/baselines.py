@@ -108,7 +108,7 @@ def _top_ids(ids: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
     return ids[np.lexsort((ids, -scores))[:k]].tolist()
 
 
-def _top_dense(score: np.ndarray, k: int) -> list[int]:
+def top_dense(score: np.ndarray, k: int) -> list[int]:
     """The k best ids with a positive score in a dense array of non-negative integer
     scores, ties by id. A histogram of the scores finds the cut (argpartition over a few
     thousand int64 costs ~27 µs here, a bincount ~5 µs)."""
@@ -345,9 +345,9 @@ class CoSession:
                 self._fallback = np.zeros(self.score.shape[0], np.int64)
                 for f in self.prev:
                     self._add_row(self._fallback, f)
-            top = _top_dense(self._fallback[:n_universe], k)
+            top = top_dense(self._fallback[:n_universe], k)
         elif sum(p.size for p in self._pending) * 8 > n_universe:  # big rows: rescan
-            top = _top_dense(self.score[:n_universe], k)
+            top = top_dense(self.score[:n_universe], k)
         else:  # the new top k lies among the old one and the rows just added
             cand = np.unique(np.concatenate([self._top, *self._pending]))
             cand = cand[cand < n_universe]

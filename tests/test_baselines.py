@@ -245,7 +245,7 @@ def test_cosession_matches_a_brute_force_sum_over_shared_sessions(past, now, n_u
 @given(st.lists(st.integers(0, 5), max_size=40), st.integers(1, 12))
 def test_dense_top_k_is_best_positive_scores_ties_by_id(scores, k):
     import numpy as np
-    from brainbox.eval.baselines import _top_dense
+    from brainbox.eval.baselines import top_dense
 
     want = sorted((i for i, v in enumerate(scores) if v > 0), key=lambda i: (-scores[i], i))
-    assert _top_dense(np.asarray(scores, np.int64), k) == want[:k]
+    assert top_dense(np.asarray(scores, np.int64), k) == want[:k]
