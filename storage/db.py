@@ -6,8 +6,9 @@ path uses the standard `sqlite3`. Array persistence, which needs numpy, lives in
 `brainbox.storage.arrays`.
 
 Choices:
-- The database is `$BRAINBOX_DB`, else `$BRAINBOX_HOME/brainbox.db`, else
-  `~/.brainbox/brainbox.db`; it is created with mode 0600 (the home folder 0700).
+- The database is the path the caller gives (brainbox's default, `$BRAINBOX_DB` else
+  `<home>/brainbox.db`, is `brainbox.paths`'s: storage never imports brainbox); it is
+  created with mode 0600 (the home folder 0700, when the caller says it is the home).
 - Before SQLite sees the path, `storage.files` checks it with `stat` (microseconds, so on
   every open): the folder ours (or root's) and not writable by others, the file a regular
   file of ours (an own file with group/other bits is set to 0600). Another user's planted
@@ -59,15 +60,6 @@ BUSY_TIMEOUT_MS = 5000
 
 # StoreError is defined beside the folder checks (standard library only, so a hook can
 # catch it without sqlite3) and re-exported here, where callers have always found it.
-
-
-def home_dir() -> Path:
-    return Path(os.environ.get("BRAINBOX_HOME") or Path.home() / ".brainbox")
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("BRAINBOX_DB")
-    return Path(env) if env else home_dir() / "brainbox.db"
 
 
 # --- migrations ---------------------------------------------------------------------
@@ -303,24 +295,24 @@ def scrub(conn) -> None:
 # --- opening --------------------------------------------------------------------------
 
 
-def connect(path: str | Path | None = None, *, prefer_vec: bool = False, check: bool = True,
-            tighten: bool | None = None):
+def connect(path: str | Path, *, prefer_vec: bool = False, check: bool = True,
+            tighten: bool = False):
     """Open (creating if needed) a brainbox database and bring its schema up to date.
 
-    `path` ":memory:" gives a private in-memory database (replay). With `prefer_vec`, the
-    sqlean driver is used when installed so sqlite-vec can be loaded. Before SQLite sees
-    the file: its folder must be ours (or root's) and not writable by others, the file a
+    `path` ":memory:" gives a private in-memory database (replay). Storage does not know
+    where brainbox's home is (`brainbox.paths`; `brainbox.store.connect` supplies the
+    default path): with `tighten` the database's folder is set to 0700 when it is an own
+    folder open to others (the caller says so for the home, never for a folder the user
+    chose). With `prefer_vec`, the sqlean driver is used when installed so sqlite-vec can
+    be loaded. Before SQLite sees the file: its folder must be ours (or root's) and not writable by others, the file a
     regular file of ours (`storage.files`); a foreign, shared-writable, dangling, directory
     or FIFO path is refused with a one-line StoreError and nothing is opened.
     """
     driver = _driver(prefer_vec)
     memory = str(path) == ":memory:"
     if not memory:
-        path = Path(path) if path is not None else default_db_path()
-        folder = path.parent
-        if tighten is None:
-            tighten = os.path.abspath(folder) == os.path.abspath(home_dir())
-        _files.private_dir(folder, what="database folder", tighten=tighten)
+        path = Path(path)
+        _files.private_dir(path.parent, what="database folder", tighten=tighten)
         exists = _files.check_file(path, what="database")
         if exists and check:
             _check_existing(path, driver)
