@@ -6,7 +6,6 @@ stderr); a domain error prints one line on stderr and exits 1; usage errors exit
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import json
 import os
@@ -70,7 +69,7 @@ def parse_when(value: str | None, option: str = "--now") -> float | None:
                                  f"got {value!r}", param_hint=option) from None
 
 
-def _hoist_db(group: click.Group, args: list[str]) -> list[str]:
+def hoist_db(group: click.Group, args: list[str]) -> list[str]:
     """`brainbox CMD ... --db FILE` as `brainbox --db FILE CMD ...`, unless CMD has a `--db`
     of its own (`demo`): the database option works on either side of the subcommand."""
     i = 0
@@ -102,7 +101,7 @@ def _hoist_db(group: click.Group, args: list[str]) -> list[str]:
 
 class _Cli(click.Group):
     def parse_args(self, ctx, args):
-        return super().parse_args(ctx, _hoist_db(self, list(args)))
+        return super().parse_args(ctx, hoist_db(self, list(args)))
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -484,4 +483,4 @@ def _register_optional():
 
 _register_optional()
 
-__all__ = ["cli", "emit", "domain_errors", "open_memory", "parse_when", "_dt"]
+__all__ = ["cli", "domain_errors", "emit", "hoist_db", "open_memory", "parse_when"]

@@ -263,14 +263,14 @@ def test_explain_finds_a_file_given_by_its_absolute_path(remembered, tmp_path):
 
 
 def test_db_after_the_subcommand_is_moved_before_it_unless_the_command_has_its_own():
-    from brainbox.cli.app import _hoist_db, cli
+    from brainbox.cli.app import cli, hoist_db
 
-    assert _hoist_db(cli, ["stats", "--json", "--db", "x.db"]) == \
+    assert hoist_db(cli, ["stats", "--json", "--db", "x.db"]) == \
         ["--db", "x.db", "stats", "--json"]
-    assert _hoist_db(cli, ["--db", "a.db", "recall", "q", "--db=b.db"]) == \
+    assert hoist_db(cli, ["--db", "a.db", "recall", "q", "--db=b.db"]) == \
         ["--db", "a.db", "--db=b.db", "recall", "q"]  # the later one wins
-    assert _hoist_db(cli, ["demo", "--db", "keep.db"]) == ["demo", "--db", "keep.db"]
-    assert _hoist_db(cli, ["recall", "--", "--db"]) == ["recall", "--", "--db"]
+    assert hoist_db(cli, ["demo", "--db", "keep.db"]) == ["demo", "--db", "keep.db"]
+    assert hoist_db(cli, ["recall", "--", "--db"]) == ["recall", "--", "--db"]
 
 
 def test_import_honours_db_after_the_subcommand(tmp_path, brainbox_home):
