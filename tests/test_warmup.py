@@ -206,23 +206,33 @@ def test_replay_says_it_compiles_and_leaves_compile_time_out_of_its_rate(
 
 # --- warmup and the background warm-up -------------------------------------------------
 
-def test_warmup_reports_numbas_real_cache_dir_when_none_is_set_and_marks_it_warm(tmp_path):
-    """NUMBA_CACHE_DIR unset: the kernels are cached under ~/.cache/brainbox/numba (here a
-    copy of the suite's cache, so nothing needs compiling)."""
-    suite = Path(os.environ["NUMBA_CACHE_DIR"])
-    home = tmp_path / "home"
-    expected = home / ".cache" / "brainbox" / "numba" / f"kernels-{_cache.source_hash()}"
-    if (suite / expected.name).is_dir():
-        shutil.copytree(suite / expected.name, expected)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CACHE_DIR", "BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
-    env["HOME"] = str(home)
+def _warmup_json(env):
     out = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "warmup", "--no-replay",
                           "--json"], check=False, env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    return json.loads(out.stdout), out.stderr
+
+
+def test_warmup_reports_numbas_real_cache_dir_when_none_is_set_and_marks_it_warm(tmp_path):
+    """NUMBA_CACHE_DIR unset: the kernels are cached under ~/.cache/brainbox/numba.
+
+    The warm-up runs first into the suite's own cache, where every compiled test loads its
+    kernels from: on a cold cache (a fresh clone, an edited kernel) it compiles there once
+    for the whole suite, not again in a throwaway home. A copy of that cache in the home
+    then has every kernel recall needs: the second warm-up compiles nothing."""
+    suite = Path(os.environ["NUMBA_CACHE_DIR"])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "BRAINBOX_JIT", "NUMBA_DISABLE_JIT")}
+    filled, _ = _warmup_json(dict(env, NUMBA_CACHE_DIR=str(suite)))
+    assert Path(filled["cache_dir"]).parent == suite
+    home = tmp_path / "home"
+    expected = home / ".cache" / "brainbox" / "numba" / Path(filled["cache_dir"]).name
+    shutil.copytree(filled["cache_dir"], expected)
+    (expected / Path(_cache.marker_path("engine")).name).unlink(missing_ok=True)  # not warm yet
+    data, err = _warmup_json(dict(env, HOME=str(home)))
     assert data["cache_dir"] == str(expected)
-    assert str(expected) in out.stderr.splitlines()[0]
+    assert str(expected) in err.splitlines()[0]
+    assert data["compiled"] == 0, err  # all loaded: the first warm-up cached them
     assert len(list(expected.rglob("*.nbi"))) >= 20
     assert {"rank_files", "fold_touches", "predict_kernel", "rebuild_adjacency"} <= set(
         data["kernels"])
