@@ -85,12 +85,14 @@ def run(streams: int, per_stream: int, burners: int, transcripts: Path) -> dict:
     env.pop("BRAINBOX_DB", None)
     payloads = load_payloads(transcripts, tmp / "proj", streams * per_stream)
     cmd = hook_command()
-    subprocess.run(cmd, input=b"{}", env=env, capture_output=True, timeout=60)  # create the DB
+    subprocess.run(cmd, input=b"{}", env=env, capture_output=True, timeout=60,
+                   check=False)  # create the DB
     bad = []
 
     def stream(w: int) -> None:
         for data in payloads[w::streams]:
-            r = subprocess.run(cmd, input=data, env=env, capture_output=True, timeout=120)
+            r = subprocess.run(cmd, input=data, env=env, capture_output=True, timeout=120,
+                               check=False)
             if r.returncode != 0 or r.stdout or r.stderr:
                 bad.append((r.returncode, r.stdout[:200], r.stderr[-500:]))
 
@@ -113,7 +115,8 @@ def run(streams: int, per_stream: int, burners: int, transcripts: Path) -> dict:
     # what the next hook would drain
     drain = ("import sys; from brainbox.cli import spool; from brainbox import store as db; "
              "c = db.connect(); print(spool.drain_spool(c))")
-    subprocess.run([sys.executable, "-c", drain], env=env, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-c", drain], env=env, capture_output=True, timeout=300,
+                   check=False)
     after, rows_after = count(db)
     result = {"streams": streams, "per_stream": per_stream, "burners": burners,
               "expected": len(payloads), "stored": stored, "duplicates": rows - stored,
