@@ -326,14 +326,9 @@ def ngram_pairs(seq_sess, seq_tool, last3, last3_len, out_ctx, out_next):
     return len(pairs)
 
 
-def _references():
-    from brainbox.eval.reference import references
+def __getattr__(name):
+    if name == "REFERENCES":  # {kernel: reference} for this module's entries, from the registry
+        from brainbox.eval.reference import references
 
-    return references(__name__)
-
-
-# {kernel: reference} for this module's entries, from the registry. Built at import, as the
-# tests' reference module always was: it resolves every kernel name of ``brainbox.kernels``
-# before a kernel module imports a sibling (``rank`` imports ``.spread``, and the submodule
-# would shadow the lazily exported ``spread`` function on the package).
-REFERENCES = _references()
+        return references(__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
