@@ -45,3 +45,26 @@ def test_every_public_kernel_has_a_registry_entry():
     for e in REGISTRY:
         assert all(callable(f) for f in e.load()), e.name
     assert set(references()) == compiled
+
+
+def test_a_reference_that_differs_is_caught():
+    """The comparison is not vacuous: another order of ties in a result, or another value
+    written into an output argument, fails it."""
+    compiled, reference, make, check = BY_NAME["top_k"].load()
+    args = make(60, 1)  # odd seeds: integer scores, many ties
+
+    def reversed_ties(ids, scores, k):
+        order, sc = reference(ids, scores, k)
+        return order[::-1].copy(), sc[::-1].copy()
+
+    with pytest.raises(AssertionError):
+        check(run(compiled, args), run(reversed_ties, args))
+    compiled, reference, make, check = BY_NAME["rrf_fuse"].load()
+
+    def off_by_one(ranks, lam, gamma, k, out):
+        reference(ranks, lam, gamma, k, out)
+        out += 1.0
+
+    args = make(60, 0)
+    with pytest.raises(AssertionError):
+        check(run(compiled, args), run(off_by_one, args))
