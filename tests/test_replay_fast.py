@@ -70,12 +70,12 @@ def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_recurrence_maximum_of_cached_rows(seed):
-    """``_rec_max``: the element-wise maximum of the window's cached rows (0 where none),
+    """``recurrence_max``: the element-wise maximum of the window's cached rows (0 where none),
     its positive entries in id order, and those above the guess, as numpy gives them;
-    ``_rec_top`` then ranks the channel's top as ``top_k_above`` does, for guesses below,
+    ``recurrence_top`` then ranks the channel's top as ``top_k_above`` does, for guesses below,
     at, between and above the scores."""
     import numpy as np
-    from brainbox.kernels.replay.loop import _rec_max, _rec_top
+    from brainbox.kernels.replay.loop import recurrence_max, recurrence_top
     from brainbox.kernels.topk import top_k_above
 
     rng = np.random.default_rng(seed)
@@ -89,7 +89,7 @@ def test_recurrence_maximum_of_cached_rows(seed):
     for guess in (0.0, 0.25, 0.5, 0.6, 1.0, 1.25, 2.0):
         best, ids, sc = np.full(n, 9.0), np.empty(n, np.int64), np.empty(n)
         sel_i, sel_s = np.empty(n, np.int64), np.empty(n)
-        c, a = _rec_max(rows, src, best, ids, sc, guess, sel_i, sel_s)
+        c, a = recurrence_max(rows, src, best, ids, sc, guess, sel_i, sel_s)
         np.testing.assert_array_equal(best, want)
         np.testing.assert_array_equal(ids[:c], np.flatnonzero(want > 0))
         np.testing.assert_array_equal(sc[:c], want[want > 0])
@@ -98,17 +98,17 @@ def test_recurrence_maximum_of_cached_rows(seed):
         for k in {1, 3, 10, 60, c}:
             if not 0 < k <= c:
                 continue
-            got = _rec_top(ids[:c], sc[:c], sel_i, sel_s, a, k)
+            got = recurrence_top(ids[:c], sc[:c], sel_i, sel_s, a, k)
             ref = top_k_above(ids[:c], sc[:c], k, guess)
             np.testing.assert_array_equal(got[0], ref[0])
             np.testing.assert_array_equal(got[1], ref[1])
 
 
 def test_recurrence_cache_follows_the_rows():
-    """The replay's recurrence cache (``kernels.replay.loop._rec_row`` / ``_rec_fold``): rows
-    cached as dense weights and kept by edge look-ups after each event equal the rows
-    read afresh from the edge arrays, event after event (least recently used rows come
-    and go; the edge arrays grow in between)."""
+    """The replay's recurrence cache (``kernels.replay.loop.recurrence_row`` /
+    ``recurrence_fold``): rows cached as dense weights and kept by edge look-ups after each
+    event equal the rows read afresh from the edge arrays, event after event (least
+    recently used rows come and go; the edge arrays grow in between)."""
     import numpy as np
     from brainbox.eval.compiled import engine_arrays
     from brainbox.kernels.replay import loop as KR
@@ -136,10 +136,10 @@ def test_recurrence_cache_follows_the_rows():
         s._apply(enc)
         E = engine_arrays(s, np.asarray([s.adj_linked], np.int64))
         if touched.size:
-            KR._rec_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,
+            KR.recurrence_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,
                          in_proj)
         for u in s.win[sid, : s.win_len[sid]][-5:]:
-            KR._rec_row(rc_ids, rc_age, rc_dense, u, i, E, in_proj)
+            KR.recurrence_row(rc_ids, rc_age, rc_dense, u, i, E, in_proj)
         ne = int(s.n_edges[0])
         for slot, u in enumerate(rc_ids.tolist()):
             if u < 0:

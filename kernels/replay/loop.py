@@ -100,7 +100,7 @@ REC_SLOTS = 16  # rows the recurrence cache keeps per task (the window's last 5 
 
 
 @jit
-def _rec_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
+def recurrence_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
     """The cache slot holding source ``u``'s row as dense weights over the task's
     resources (project files only, else 0); a missing row replaces the least recently
     used one, read from the adjacency."""
@@ -122,7 +122,7 @@ def _rec_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
 
 
 @jit
-def _rec_fold(rc_ids, rc_dense, touched, before, E, in_proj):
+def recurrence_fold(rc_ids, rc_dense, touched, before, E, in_proj):
     """Keep the cached rows exact after an event's touches: ``fold_touches`` changes (or
     makes) only edges between a touched resource and what its session window held, i.e.
     ``u -> v`` for touched v (any cached u) and ``v -> x`` for x in the window ``before``
@@ -149,13 +149,13 @@ def _rec_fold(rc_ids, rc_dense, touched, before, E, in_proj):
 
 
 @jit
-def _rec_max(rc_dense, src, best, ids, sc, guess, sel_i, sel_s):
+def recurrence_max(rc_dense, src, best, ids, sc, guess, sel_i, sel_s):
     """The recurrence channel from cached rows: ``best[v]`` the largest of rows ``src`` at
     ``v`` (0 if none), and its positive entries in ``ids``/``sc`` (ascending); returns
     ``(c, a)``: how many, and how many of them score above ``guess`` (>= 0), listed in
     ``sel_i``/``sel_s`` (ascending), so the channel's top needs no second pass when the
-    guess is close (``_rec_top``). Row by row with ``np.maximum`` (faster here than a loop
-    over sources per entry), then one branch-free pass to list both."""
+    guess is close (``recurrence_top``). Row by row with ``np.maximum`` (faster here than a
+    loop over sources per entry), then one branch-free pass to list both."""
     if src.shape[0] == 0:
         best[:] = 0.0
     else:
@@ -176,11 +176,11 @@ def _rec_max(rc_dense, src, best, ids, sc, guess, sel_i, sel_s):
 
 
 @jit
-def _rec_top(ids, sc, sel_i, sel_s, a, k):
+def recurrence_top(ids, sc, sel_i, sel_s, a, k):
     """``rank.top_k(ids, sc, k)`` (ids ascending, scores positive), given the ``a`` entries
-    above a guess (``_rec_max``). Weights saturate (a pair seen often has weight 1), so the
-    best score is often held by k or more entries: then they are the first k of them in id
-    order. Otherwise ``rank.top_k_above``'s rule: when at least k are above the guess and
+    above a guess (``recurrence_max``). Weights saturate (a pair seen often has weight 1), so
+    the best score is often held by k or more entries: then they are the first k of them in
+    id order. Otherwise ``rank.top_k_above``'s rule: when at least k are above the guess and
     not all, the k best are among them."""
     if k <= 0:
         return top_k(ids, sc, k)
@@ -285,7 +285,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         P.files[:n_cur], E.n, E.last, E.hist, E.hist_len, t0, t1, pl.top_n, S.in_order,
         E.bl_cache, P.in_proj.shape[0], P.files.shape[0] - n_cur + 1)
     lex_sorted, lex_sorted_sc = no_i, no_f
-    # the recurrence channel from cached rows of the window's resources (_rec_row)
+    # the recurrence channel from cached rows of the window's resources (recurrence_row)
     use_rec = pl.use[RECURRENCE] and pl.recurrence_from > 0
     n_all = P.in_proj.shape[0]
     rc_ids = np.full(REC_SLOTS if use_rec else 0, -1, np.int64)
@@ -294,7 +294,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
     rec_ids = np.empty(rec_best.shape[0], np.int64)  # its positive entries (rank.TaskLists)
     rec_sc = np.empty(rec_best.shape[0], np.float64)
-    rec_sel_i = np.empty(rec_best.shape[0], np.int64)  # those above the guess (_rec_max)
+    rec_sel_i = np.empty(rec_best.shape[0], np.int64)  # those above the guess (recurrence_max)
     rec_sel_s = np.empty(rec_best.shape[0], np.float64)
     rec_src = np.empty(max(pl.recurrence_from, 0), np.int64)
     rec_kth = np.zeros(1, np.float64)
@@ -415,15 +415,16 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         n_src = 0
                         for j in range(max(0, window.shape[0] - pl.recurrence_from),
                                        window.shape[0]):
-                            rec_src[n_src] = _rec_row(rc_ids, rc_age, rc_dense, window[j], i,
-                                                      E, P.in_proj)
+                            rec_src[n_src] = recurrence_row(rc_ids, rc_age, rc_dense,
+                                                            window[j], i, E, P.in_proj)
                             n_src += 1
-                        n_pos, n_above = _rec_max(rc_dense, rec_src[:n_src], rec_best, rec_ids,
-                                                  rec_sc, 0.9 * rec_kth[0], rec_sel_i, rec_sel_s)
+                        n_pos, n_above = recurrence_max(rc_dense, rec_src[:n_src], rec_best,
+                                                        rec_ids, rec_sc, 0.9 * rec_kth[0],
+                                                        rec_sel_i, rec_sel_s)
                         if n_pos:  # its top, and the guess for the next call (scores move little)
-                            rec_top, top_s = _rec_top(rec_ids[:n_pos], rec_sc[:n_pos], rec_sel_i,
-                                                      rec_sel_s, n_above,
-                                                      min(first_depth(limit), n_pos))
+                            rec_top, top_s = recurrence_top(rec_ids[:n_pos], rec_sc[:n_pos],
+                                                            rec_sel_i, rec_sel_s, n_above,
+                                                            min(first_depth(limit), n_pos))
                             rec_kth[0] = top_s[-1]
                     status, cand, _, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
@@ -465,7 +466,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                          E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
                          E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
             if use_rec:
-                _rec_fold(rc_ids, rc_dense, enc.tch_res[lo:hi],
+                recurrence_fold(rc_ids, rc_dense, enc.tch_res[lo:hi],
                           np.concatenate((before, enc.tch_res[lo:hi])), E, P.in_proj)
         tool = enc.ev_tool[i]
         if tool >= 0:
