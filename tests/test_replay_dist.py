@@ -35,12 +35,14 @@ def test_same_seed_same_json_in_process(local):
     assert len(local["series"]) == 3
 
 
+@pytest.mark.slow
 def test_two_worker_processes_give_the_same_json(local):
     two = run(workers=2, **SYN)
     assert two["timings"]["executor"] == "process"
     assert canonical(two) == canonical(local)
 
 
+@pytest.mark.slow
 def test_a_dask_local_cluster_gives_the_same_json(local):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,

@@ -213,6 +213,7 @@ def _warmup_json(env):
     return json.loads(out.stdout), out.stderr
 
 
+@pytest.mark.slow
 def test_warmup_reports_numbas_real_cache_dir_when_none_is_set_and_marks_it_warm(tmp_path):
     """NUMBA_CACHE_DIR unset: the kernels are cached under ~/.cache/brainbox/numba.
 
@@ -229,10 +230,12 @@ def test_warmup_reports_numbas_real_cache_dir_when_none_is_set_and_marks_it_warm
     expected = home / ".cache" / "brainbox" / "numba" / Path(filled["cache_dir"]).name
     shutil.copytree(filled["cache_dir"], expected)
     (expected / Path(_cache.marker_path("engine")).name).unlink(missing_ok=True)  # not warm yet
+    cached = {p: p.stat().st_mtime_ns for p in expected.rglob("*.nb*")}
     data, err = _warmup_json(dict(env, HOME=str(home)))
     assert data["cache_dir"] == str(expected)
     assert str(expected) in err.splitlines()[0]
     assert data["compiled"] == 0, err  # all loaded: the first warm-up cached them
+    assert {p: p.stat().st_mtime_ns for p in expected.rglob("*.nb*")} == cached  # none rewritten
     assert len(list(expected.rglob("*.nbi"))) >= 20
     assert {"rank_files", "fold_touches", "predict_kernel", "rebuild_adjacency"} <= set(
         data["kernels"])
