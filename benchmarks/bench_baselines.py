@@ -61,40 +61,30 @@ def encode(calls):
         pool.extend(arr.tolist())
         return a, len(pool)
 
-    from brainbox.eval.baselines import prompt_terms
-
-    from brainbox.text import path_tokens, tokens
-
     for name, args in calls:
         row = [0] * 16
         if name == "begin_task":
             _, query, _, nf, nt = args
-            cb._query, cb._qtoks = query, tokens(query)
             row[0] = OP_BEGIN
-            row[1], row[2] = put(cb._ids(list(dict.fromkeys(cb._qtoks))))
+            row[1], row[2] = put(cb.begin_args(query))
             row[3], row[4] = nf, nt
         elif name == "prompt":
             session, text = args
-            toks = cb._qtoks if text == cb._query else None
-            row[0], row[3] = OP_PROMPT, cb._sid(session)
-            row[1], row[2] = put(cb._ids(prompt_terms(text, toks)))
+            sid, terms = cb.prompt_args(session, text)
+            row[0], row[3] = OP_PROMPT, sid
+            row[1], row[2] = put(terms)
         elif name == "tool_event":
-            session, tool, tool_name, new_tool, files, a = args
-            row[0], row[3], row[4], row[5] = OP_TOOL, cb._sid(session), tool, int(new_tool)
-            row[1], row[2] = put(cb._ids(tokens(tool_name)) if new_tool else K_EMPTY)
-            row[6], row[7] = put(cb._ids(tokens(a)) if a else K_EMPTY)
+            sid, tool, new_tool, tname, fids, fnew, ptr, pterms, arg = cb.tool_args(*args)
+            row[0], row[3], row[4], row[5] = OP_TOOL, sid, tool, int(new_tool)
+            row[1], row[2] = put(tname)
+            row[6], row[7] = put(arg)
             row[8] = len(fpool)
             row[10] = len(ppool)
-            start = len(pool)
-            ppool.append(0)
-            for fid, new, path in files:
-                fpool.append(fid)
-                npool.append(bool(new))
-                if new:
-                    pool.extend(cb._ids(path_tokens(path)).tolist())
-                ppool.append(len(pool) - start)
+            fpool.extend(fids.tolist())
+            npool.extend(fnew.tolist())
+            ppool.extend(ptr.tolist())
             row[9] = len(fpool)
-            row[11], row[12] = start, len(pool)
+            row[11], row[12] = put(pterms)
         elif name == "end_task":
             row[0] = OP_END
         elif name == "rank_files":

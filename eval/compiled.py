@@ -388,12 +388,16 @@ class CompiledBaselines:
     # -- the Baselines API
     def begin_task(self, task_id: str, query: str, steps: int, n_files: int,
                    n_tools: int) -> None:
-        self._query = query
-        self._qtoks = tokens(query)
-        q = self.term_ids(list(dict.fromkeys(self._qtoks)))
-        self._run(KB.begin_task, q, n_files, n_tools)
+        self._run(KB.begin_task, self.begin_args(query), n_files, n_tools)
         self.f_rand.begin_task(task_id, steps, self.k_files, n_files)
         self.t_rand.begin_task(task_id, steps, self.k_tools, n_tools)
+
+    def begin_args(self, query: str) -> np.ndarray:
+        """``begin_task``'s query term ids (registers them; remembers the query, whose
+        prompt reuses its tokens: ``prompt_args``)."""
+        self._query = query
+        self._qtoks = tokens(query)
+        return self.term_ids(list(dict.fromkeys(self._qtoks)))
 
     def prompt(self, session: str, text: str | None) -> None:
         self._run(KB.prompt, *self.prompt_args(session, text))
@@ -406,6 +410,13 @@ class CompiledBaselines:
     def tool_event(self, session: str, tool: int, tool_name: str, new_tool: bool,
                    files: list[tuple[int, bool, str]], args: str | None) -> None:
         """Record one tool call: ``files`` are (id, first seen now, path) triples."""
+        self._run(KB.tool_event, *self.tool_args(session, tool, tool_name, new_tool, files,
+                                                 args))
+
+    def tool_args(self, session: str, tool: int, tool_name: str, new_tool: bool,
+                  files: list[tuple[int, bool, str]], args: str | None) -> tuple:
+        """``tool_event``'s kernel arguments after the state (registers the ids: argument
+        terms, name terms, path terms, then the session, as the kernel call always did)."""
         arg = self.term_ids(tokens(args)) if args else _EMPTY
         name = self.term_ids(tokens(tool_name)) if new_tool else _EMPTY
         if files:
@@ -421,8 +432,8 @@ class CompiledBaselines:
             pterms = self.term_ids(pts)
         else:
             fids, fnew, ptr, pterms = _EMPTY, _NOFILES, _PTR0, _EMPTY
-        self._run(KB.tool_event, self.session_id(session), int(tool), bool(new_tool), name, fids,
-                  fnew, ptr, pterms, arg)
+        return (self.session_id(session), int(tool), bool(new_tool), name, fids, fnew, ptr,
+                pterms, arg)
 
     def end_task(self) -> None:
         self._run(KB.end_task)
