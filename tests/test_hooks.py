@@ -21,6 +21,7 @@ from brainbox.cli.service import Service
 from brainbox.storage import db as dbmod
 
 from brainbox import feedback, paths, store
+from tests.records import stored_events
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,13 +52,7 @@ def run(event, payload, agent="claude"):
     return out.getvalue()
 
 
-def events(kind=None):
-    conn = store.connect()
-    try:
-        evs = list(dbmod.iter_events(conn))
-    finally:
-        conn.close()
-    return [e for e in evs if kind is None or e["kind"] == kind]
+events = stored_events  # the test home's stored events, of a kind when given
 
 
 @pytest.fixture
