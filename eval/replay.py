@@ -71,6 +71,16 @@ def normalized(task) -> tuple[list[dict], int]:
     return out, skipped
 
 
+def normalized_tasks(tasks):
+    """Each task with its events normalised, in order: ``(index, task, events, skipped,
+    seconds)``, ``seconds`` being what the normalisation took (the replay's timer)."""
+    perf = time.perf_counter
+    for ti, task in enumerate(tasks):
+        t = perf()
+        events, skipped = normalized(task)
+        yield ti, task, events, skipped, perf() - t
+
+
 _WARM = False
 
 
@@ -156,10 +166,8 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
     records, n_events, n_skipped = [], 0, 0
     n_methods = len(METHODS)
 
-    for ti, task in enumerate(tasks):
-        t = perf()
-        events, skipped = normalized(task)
-        t_norm += perf() - t
+    for ti, task, events, skipped, seconds in normalized_tasks(tasks):
+        t_norm += seconds
         n_skipped += skipped
         nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
                                                             n_methods)
