@@ -1,4 +1,5 @@
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,13 @@ SLOW_ELSEWHERE = {
 
 
 def pytest_collection_modifyitems(config, items):
+    ids = {item.nodeid for item in items}
     for item in items:
         if item.nodeid in SLOW_ELSEWHERE:
             item.add_marker(pytest.mark.slow)
+    files = {i.split("::", 1)[0] for i in ids}
+    for gone in sorted(n for n in SLOW_ELSEWHERE if n.split("::", 1)[0] in files):
+        if gone not in ids:  # renamed: it would silently join the fast tier
+            warnings.warn(pytest.PytestWarning(f"SLOW_ELSEWHERE names no test: {gone}"),
+                          stacklevel=1)
 
