@@ -126,6 +126,7 @@ def test_demo_runs_and_reports(tmp_path):
     assert len(data["predict"]) == 3
 
 
+@pytest.mark.slow  # 142 s in one loaded run of the suite (README, Tests)
 def test_warmup_fills_the_numba_cache_and_a_fresh_process_loads_it(tmp_path):
     env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     first = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "warmup", "--json"],

@@ -353,6 +353,7 @@ def fuzz_payloads(rng: random.Random, n: int, repo: Path):
             yield json.dumps(p).encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.slow  # 86 s in one loaded run of the suite (README, Tests)
 def test_fuzzing_10000_payloads_never_breaks_a_hook_or_the_database(repo, monkeypatch):
     monkeypatch.setenv("BRAINBOX_INJECT", "off")
     rng = random.Random(1234)
@@ -451,7 +452,7 @@ def test_eight_concurrent_hook_processes_lose_no_event(repo):
     assert len({e["files"][0] for e in events()}) == 120
 
 
-@pytest.mark.slow
+# Not slow: the concurrency tests run in every tier (issue 14's acceptance).
 def test_eight_concurrent_hook_processes_1000_events(repo):
     def stream(w, n=125):
         for i in range(n):
