@@ -6,7 +6,7 @@ record path is standard library only. `Memory` is imported lazily on first acces
 
 __version__ = "0.1.0"
 
-__all__ = ["Memory", "BrainboxError", "__version__"]
+__all__ = ["BrainboxError", "Memory", "__version__"]
 
 
 class BrainboxError(Exception):

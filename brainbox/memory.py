@@ -37,7 +37,7 @@ class Memory:
     # --- opening -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path=None, *, autosave: bool = True) -> "Memory":
+    def open(cls, path=None, *, autosave: bool = True) -> Memory:
         try:
             conn = store.connect(path, prefer_vec=True)
         except store.StoreError as exc:
@@ -45,7 +45,7 @@ class Memory:
         return cls(conn, autosave=autosave, path=str(path or paths.db_path()))
 
     @classmethod
-    def in_memory(cls) -> "Memory":
+    def in_memory(cls) -> Memory:
         """A private in-memory database (replay); state is never persisted."""
         return cls(dbmod.connect(":memory:"), autosave=False, path=":memory:")
 
@@ -76,7 +76,7 @@ class Memory:
 
     @property
     def index(self) -> Index:
-        self.state
+        _ = self.state  # loads the state, which builds the index
         return self._index
 
     def sync(self) -> int:
@@ -371,4 +371,4 @@ def _evidence(result: Result) -> str:
     return "related"
 
 
-__all__ = ["Memory", "Result", "Params", "FILE", "TOOL", "ERROR"]
+__all__ = ["ERROR", "FILE", "TOOL", "Memory", "Params", "Result"]

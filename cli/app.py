@@ -467,20 +467,14 @@ def demo(sessions, seed, demo_db, as_json):
         click.echo(json.dumps(data))
 
 
-def _register_optional():
+def _register_commands():
     """Commands that live in their own modules (replay, hooks, daemon, installers)."""
-    import importlib
+    from brainbox.cli import agent_cmds, replay_cmd
 
-    for mod in ("replay_cmd", "agent_cmds"):
-        try:
-            m = importlib.import_module(f"brainbox.cli.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"brainbox.cli.{mod}":
-                raise
-            continue
-        m.register(cli)
+    replay_cmd.register(cli)
+    agent_cmds.register(cli)
 
 
-_register_optional()
+_register_commands()
 
 __all__ = ["cli", "domain_errors", "emit", "hoist_db", "open_memory", "parse_when"]

@@ -26,10 +26,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return record_main(argv[1:])
     if argv and argv[0] == "hook" and "--help" not in argv:
-        try:
-            from brainbox.cli.hooks import main as hook_main
-        except ImportError:  # pragma: no cover - the hook layer is optional in old installs
-            return 0
+        from brainbox.cli.hooks import main as hook_main
+
         return hook_main(argv[1:])
     from brainbox.cli.app import cli
 
