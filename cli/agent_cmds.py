@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import click
-from brainbox.cli.app import emit
+from brainbox.cli.output import emit
 
 
 def default_command() -> str:

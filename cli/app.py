@@ -13,6 +13,7 @@ import sys
 import time
 
 import click
+from brainbox.cli.output import emit
 
 from brainbox import BrainboxError
 
@@ -35,13 +36,6 @@ def domain_errors(fn):
             _fail(str(exc))
 
     return wrapper
-
-
-def emit(data, as_json: bool, human) -> None:
-    if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False))
-    else:
-        human(data)
 
 
 def open_memory(ctx):
