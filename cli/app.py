@@ -272,11 +272,12 @@ def stats(ctx, as_json):
         conn.close()
     data = None
     if counts is not None:
-        names = {0: "file", 1: "tool", 2: "error"}  # = brainbox.state.KIND_NAMES (test_startup)
+        from brainbox.kernels.codes import FILE, KIND_NAMES  # standard library only
+
         data = {"events": counts["events"],
-                "resources": {n: counts["kinds"].get(k, 0) for k, n in names.items()},
+                "resources": {n: counts["kinds"].get(k, 0) for k, n in KIND_NAMES.items()},
                 "associations": counts["associations"], "sessions": counts["sessions"],
-                "projects": counts["projects_by_kind"].get(0, 0),
+                "projects": counts["projects_by_kind"].get(FILE, 0),
                 "watermark": counts["watermark"], "db_bytes": size, "db_path": path}
     if data is None:
         from brainbox.cli import client
