@@ -20,6 +20,7 @@ import statistics
 import time
 
 import numpy as np
+
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.compiled import CompiledBaselines, replay_calls
 from brainbox.kernels._jit import jit

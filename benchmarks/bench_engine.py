@@ -66,7 +66,7 @@ class Fold:
         cap = 1
         while cap < n_edges + 1024:
             cap *= 2
-        hkeys, hslot = State._hash_table(2 * cap)  # the engine's layout
+        hkeys, hslot = State.hash_table(2 * cap)  # the engine's layout
         self.state = {
             "n": np.zeros(N, np.int64), "m": np.zeros(N), "act": np.zeros(N),
             "last": np.zeros(N), "hist": np.zeros((N, 50)), "hist_len": np.zeros(N, np.int64),

@@ -73,7 +73,6 @@ class Suggest:
         root = Path(self.tmp) / "project"
         raws = _workload(20_000, 200, root)
         from brainbox.cli.service import Service
-
         from brainbox.memory import Memory
 
         with Memory.open() as mem:

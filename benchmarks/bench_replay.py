@@ -80,7 +80,6 @@ class ReplayWithoutRecall:
 
     def setup(self, cache, n):
         from brainbox.eval import compiled
-
         from brainbox.recall import CHANNELS
 
         compiled.warmup()

@@ -7,7 +7,7 @@ Usage: python benchmarks/measure_engine.py [EVENTS ...] [--baseline FILE]
 one, and prints both medians and their ratio. FILE is a copy of an older
 ``kernels/hebbian.py`` (``git show REV:kernels/hebbian.py > /tmp/hebbian_old.py``); it gets
 the hash as separate contiguous ``hkeys``/``hslot`` arrays (the layout before they were
-interleaved), the current kernel gets the engine's layout (``State._hash_table``).
+interleaved), the current kernel gets the engine's layout (``State.hash_table``).
 """
 
 import importlib.util
@@ -41,7 +41,7 @@ def fold_seconds(fold, touches, kind, S, E, engine_layout, lists=False):
     t_sess, t_res, t_time = touches
     N = kind.shape[0]
     if engine_layout:
-        hkeys, hslot = State._hash_table(2 * E)
+        hkeys, hslot = State.hash_table(2 * E)
     else:
         hkeys, hslot = np.full(2 * E, -1, np.int64), np.zeros(2 * E, np.int64)
     a = {

@@ -23,9 +23,8 @@ import time
 
 
 def build(path: str, n: int) -> None:
-    from brainbox.storage import db
-
     from brainbox.memory import Memory
+    from brainbox.storage import db
 
     conn = db.connect(path)
     r = random.Random(1)
@@ -54,9 +53,8 @@ def check_ms(path: str, driver, pragma: str, runs: int = 5) -> float:
 
 
 def append_ms(src: str, work: str, mode: str, appends: int) -> tuple[float, float]:
-    from brainbox.storage import db
-
     from brainbox.memory import Memory
+    from brainbox.storage import db
 
     path = os.path.join(work, f"sd_{mode}.db")
     shutil.copy(src, path)

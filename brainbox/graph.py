@@ -81,10 +81,10 @@ class EdgeStore:
         self.ew = np.zeros(cap, np.float32)
         self.ecount = np.zeros(cap, np.int64)
         self.etime = np.zeros(cap, np.float64)
-        self.hkeys, self.hslot = self._hash_table(2 * cap)
+        self.hkeys, self.hslot = self.hash_table(2 * cap)
 
     @staticmethod
-    def _hash_table(slots: int) -> tuple[np.ndarray, np.ndarray]:
+    def hash_table(slots: int) -> tuple[np.ndarray, np.ndarray]:
         """Empty edge hash (hkeys, hslot): key and edge index side by side, the two columns
         of one int64[slots, 2], so a probe reads one cache line (kernels/hebbian.py)."""
         table = np.full((slots, 2), -1, np.int64)
@@ -95,7 +95,7 @@ class EdgeStore:
         cap = 2 * self.esrc.shape[0]
         for name in ("esrc", "edst", "ew", "ecount", "etime"):
             setattr(self, name, grow(getattr(self, name), cap))
-        self.hkeys, self.hslot = self._hash_table(2 * cap)
+        self.hkeys, self.hslot = self.hash_table(2 * cap)
         K.rebuild_hash(self.esrc, self.edst, int(self.n_edges[0]), self.hkeys, self.hslot)
 
     def edges_changed(self) -> None:

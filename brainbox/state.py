@@ -229,13 +229,13 @@ class State(EdgeStore):
         for ev in events:
             count += 1
             if ev["kind"] in ("maintenance", "feedback"):
-                self._apply(self.encode(batch))
+                self.apply(self.encode(batch))
                 batch = []
                 self._clock(ev)
                 self._special(ev)
             else:
                 batch.append(ev)
-        self._apply(self.encode(batch))
+        self.apply(self.encode(batch))
         return count
 
     def _clock(self, ev: dict) -> float:
@@ -253,7 +253,7 @@ class State(EdgeStore):
         Resources, sessions and terms get their ids here (in first-seen order, exactly as
         folding one event after another would give them), the per-session prompt context is
         tracked, and the clock advances; node, edge, window, n-gram and postings arrays are
-        untouched until `_apply` (or the compiled replay, event by event). Special events
+        untouched until `apply` (or the compiled replay, event by event). Special events
         (maintenance, feedback) are not encoded: `fold` applies them between batches."""
         ev_kind, ev_sess, ev_time, ev_tool = [], [], [], []
         tch_ptr, tch_res = [0], []
@@ -314,7 +314,7 @@ class State(EdgeStore):
                        np.asarray(add_tid, i64), np.asarray(n_res_after, i64),
                        np.asarray(n_terms_after, i64))
 
-    def _apply(self, enc: Encoded) -> None:
+    def apply(self, enc: Encoded) -> None:
         """Apply an encoded batch: touches (Hebbian fold), n-grams, context terms."""
         tch = enc.tch_res
         if tch.size:

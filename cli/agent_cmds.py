@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from brainbox.cli.output import emit
 
 
@@ -217,7 +218,6 @@ def register(cli) -> None:
           brainbox import codex ~/.codex/sessions --since 30d
         """
         from brainbox.cli.transcripts import import_report, import_sessions, parse_since
-
         from brainbox.store import StoreError, connect
 
         try:

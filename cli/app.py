@@ -13,9 +13,9 @@ import sys
 import time
 
 import click
-from brainbox.cli.output import emit
 
 from brainbox import BrainboxError
+from brainbox.cli.output import emit
 
 
 def _fail(msg: str) -> None:
@@ -203,9 +203,8 @@ def predict(ctx, session, limit, as_json):
 def _daemon(ctx, op: str, **fields):
     """The warm daemon's answer to `op` for this command's database, or None (no daemon,
     another database, a timeout or an error: the caller then works in-process)."""
-    from brainbox.cli import client
-
     from brainbox import paths
+    from brainbox.cli import client
 
     db = ctx.obj.get("db")
     return client.call(op, timeout=5.0, db=os.path.abspath(db) if db else paths.db_path(),

@@ -42,9 +42,8 @@ import os
 import sys
 import time
 
-from brainbox.cli import wire
-
 from brainbox import paths
+from brainbox.cli import wire
 
 TYPE_CHECKING = False  # `typing` is not imported at run time, for the same reason
 if TYPE_CHECKING:

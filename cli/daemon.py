@@ -42,10 +42,9 @@ import os
 import sys
 import time
 
+from brainbox import paths
 from brainbox.cli import client, hookconf, wire
 from brainbox.cli.service import Service
-
-from brainbox import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

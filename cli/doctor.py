@@ -165,10 +165,9 @@ def database_status() -> dict:
 
 
 def errors_status(n: int = 5) -> dict:
+    from brainbox import paths
     from brainbox.cli import hooklog
     from brainbox.cli import spool as spool_mod
-
-    from brainbox import paths
 
     log = Path(paths.home()) / hooklog.LOG_NAME
     spool = Path(spool_mod.spool_dir())
@@ -223,10 +222,9 @@ def measure_latency(runs: int = 3) -> dict:
 def files_status() -> list[str]:
     """Ownership and mode problems of the home, the database and the files brainbox
     writes, one line each; `lstat` only, nothing is opened or changed."""
+    from brainbox import paths
     from brainbox.cli import client, hooklog
     from brainbox.cli import spool as spool_mod
-
-    from brainbox import paths
 
     home = Path(paths.home())
     dbp = Path(paths.db_path())

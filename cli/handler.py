@@ -33,10 +33,9 @@ import json
 import os
 import time
 
+from brainbox import paths
 from brainbox.cli import client, hookconf, spool
 from brainbox.cli.hooklog import log_failure, safe
-
-from brainbox import paths
 
 
 def handle(agent, event, payload, guard, at: float | None = None) -> str | None:

@@ -39,11 +39,10 @@ import os
 import sys
 import time
 
+from brainbox import paths
 from brainbox.cli import client, handler, hookconf, wire
 from brainbox.cli.guard import WATCHDOG_LOCK_WAIT, Guard, Null
 from brainbox.cli.hooklog import log_failure, safe
-
-from brainbox import paths
 
 TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd"})

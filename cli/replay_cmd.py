@@ -125,10 +125,9 @@ def register(cli) -> None:
           brainbox replay runs/ --format swe-agent --repos 5 --split test
           brainbox replay --synthetic 100000 --no-progress --json
         """
+        from brainbox import BrainboxError
         from brainbox.eval import report
         from brainbox.eval.runner import run
-
-        from brainbox import BrainboxError
 
         if not sources and not synthetic:
             raise click.UsageError("give at least one SOURCE or --synthetic EVENTS")

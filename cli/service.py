@@ -18,9 +18,8 @@ from __future__ import annotations
 import os
 import time
 
-from brainbox.cli import hookconf, wire
-
 from brainbox import paths
+from brainbox.cli import hookconf, wire
 
 START_CHARS = hookconf.SESSION_START_TOKENS * hookconf.CHARS_PER_TOKEN  # a start request's
 # default cap (the hook always sends its own)
@@ -204,11 +203,10 @@ class Service:
     def op_hook(self, req):
         """A hook's whole work on its raw payload (`wire`): record first (or spool: never
         lost once acknowledged), then answer. Returns {"output": line|None}."""
+        from brainbox import events as evmod
         from brainbox.cli import handler
         from brainbox.cli.guard import Guard
         from brainbox.cli.hooklog import log_failure, safe
-
-        from brainbox import events as evmod
 
         agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
         event = req.get("event") if isinstance(req.get("event"), str) else None

@@ -31,9 +31,8 @@ import json
 import os
 import time
 
-from brainbox.cli.hooklog import log_failure, safe
-
 from brainbox import paths
+from brainbox.cli.hooklog import log_failure, safe
 
 SPOOL_MAX_FILES = 20_000
 
@@ -42,7 +41,6 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     """A hook payload as normalised events, and what normalising refused: `hookmap` maps
     it (the installed hook's `event` decides what it is), `at` fills a missing time."""
     from brainbox.cli.hookmap import payload_to_records
-
     from brainbox.recorder import normalize_many
 
     records = payload_to_records(agent, payload, event)

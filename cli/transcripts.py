@@ -353,10 +353,9 @@ def _inside(path: str | None, project: str | None) -> bool:
 def import_sessions(agent: str, root=None, *, project: str | None = None,
                     since: float | None = None, conn=None, now: float | None = None) -> dict:
     """Import every transcript under `root` past its cursor; returns counts."""
+    from brainbox import store
     from brainbox.cli.hookmap import payload_to_records
     from brainbox.cli.spool import drain_spool
-
-    from brainbox import store
     from brainbox.events import EventError, normalize, parse_time
 
     if agent not in ("claude", "codex"):

@@ -76,9 +76,9 @@ import zlib
 from itertools import chain, islice
 
 import numpy as np
+
 from brainbox.kernels.scoring import BM25_B as B
 from brainbox.kernels.scoring import BM25_K1 as K1
-
 from brainbox.state import MAX_PROMPT_TERMS  # a prompt's first 64 distinct terms
 from brainbox.text import path_tokens, tokens
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
 from brainbox.eval.baselines import RandomRanks, prompt_terms
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry
@@ -50,7 +51,6 @@ from brainbox.eval.replay import (
 )
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
-
 from brainbox.recall import MIN_SUPPORT, Params, plan
 from brainbox.state import FILE, PROMPT, TOOL, TOOL_EVENT, State
 from brainbox.text import is_deictic, path_tokens, tokens

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from brainbox.kernels import scoring
+
 PROBES = ("P1-edit", "P1-read", "P2", "P3")
 PROBE_LABELS = {"P1-edit": "P1-edit", "P1-read": "P1-read", "P2": "P2 next file",
                 "P3": "P3 next tool"}
@@ -29,18 +31,17 @@ K_FILES, K_TOOLS = 10, 3
 
 
 def reciprocal_rank(ranking, gold, k: int) -> float:
-    """1/rank of the first member of ``gold`` among the first ``k`` of ``ranking``; else 0."""
+    """1/rank of the first member of ``gold`` among the first ``k`` of ``ranking``; else 0
+    (``brainbox.kernels.scoring.reciprocal_rank`` of that position)."""
     if len(gold) == 1:
         (g,) = gold
         try:
             i = ranking.index(g, 0, k)
         except ValueError:
-            return 0.0
-        return 1.0 / (i + 1)
-    for i, item in enumerate(ranking[:k]):
-        if item in gold:
-            return 1.0 / (i + 1)
-    return 0.0
+            i = -1
+        return scoring.reciprocal_rank(i)
+    i = next((i for i, item in enumerate(ranking[:k]) if item in gold), -1)
+    return scoring.reciprocal_rank(i)
 
 
 def new_probe_record(n_methods: int) -> dict:

@@ -41,9 +41,8 @@ from brainbox.eval.baselines import METHODS as BASELINE_METHODS
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry, count_probe, new_task_record
-from brainbox.kernels.scoring import reciprocal_rank
-
 from brainbox.events import EventError, normalize
+from brainbox.kernels.scoring import reciprocal_rank
 from brainbox.recall import Index, Params, predict_tools, rank_ids, recall
 from brainbox.state import State
 

@@ -27,14 +27,13 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 
+from brainbox import BrainboxError
 from brainbox.eval import sources as S
 from brainbox.eval.compiled import PARTS as FAST_PARTS
 from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.compiled import warmup as fast_warmup
 from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
-
-from brainbox import BrainboxError
 
 SCHEMA = "brainbox.replay/1"
 

@@ -28,9 +28,8 @@ import os
 import warnings
 from pathlib import Path
 
-from brainbox.eval.loaders import Task, TrajectoryWarning, detect, load
-
 from brainbox import BrainboxError
+from brainbox.eval.loaders import Task, TrajectoryWarning, detect, load
 
 FORMAT_ALIASES = {"claude-code": "claude_code", "mini-swe-agent": "mini_swe_agent",
                   "swe-agent": "swe_agent", "openhands": "openhands", "nebius": "nebius",

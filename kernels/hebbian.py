@@ -16,7 +16,7 @@ State lives in flat arrays owned by the caller (the engine grows them and persis
   ``u -> v`` and ``v -> u`` is one probe run, mostly within one cache line.
 
 Layout. Kernels take each array as an argument and accept any strides. The engine
-(``brainbox.state.State._hash_table``) passes ``hkeys`` and ``hslot`` as the two columns of one
+(``brainbox.graph.EdgeStore.hash_table``) passes ``hkeys`` and ``hslot`` as the two columns of one
 int64[H, 2], so a probe reads the key and the edge index from one cache line instead of two
 (about 10% off ``fold_touches`` on the 1M-event workload). The edge attributes stay separate
 contiguous arrays: most updates go to a few thousand hot edges, created early and so at low

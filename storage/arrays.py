@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import scipy.sparse as sp
+
 from brainbox.storage.db import atomic
 
 

@@ -5,9 +5,8 @@ the hook mapping's record check and payload fixtures (tests/test_hookmap*.py).""
 import json
 from pathlib import Path
 
-from brainbox.cli import hookmap
-
 from brainbox import store
+from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "stored_events"]

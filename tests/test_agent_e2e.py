@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from brainbox.cli import client, hookconf, spool, transcripts
 
 from brainbox import store as dbmod
+from brainbox.cli import client, hookconf, spool, transcripts
 
 SPOTTER = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts" / \
     "claude-code" / "spotter"

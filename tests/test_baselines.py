@@ -6,6 +6,9 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from brainbox.eval.baselines import (
     Baselines,
     Bm25,
@@ -16,9 +19,6 @@ from brainbox.eval.baselines import (
     ToolTransitions,
 )
 from brainbox.eval.probes import Registry
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from brainbox.events import normalize
 from brainbox.state import FILE, State
 
@@ -245,6 +245,7 @@ def test_cosession_matches_a_brute_force_sum_over_shared_sessions(past, now, n_u
 @given(st.lists(st.integers(0, 5), max_size=40), st.integers(1, 12))
 def test_dense_top_k_is_best_positive_scores_ties_by_id(scores, k):
     import numpy as np
+
     from brainbox.eval.baselines import top_dense
 
     want = sorted((i for i, v in enumerate(scores) if v > 0), key=lambda i: (-scores[i], i))

@@ -6,13 +6,14 @@ jitted code. Runs under NUMBA_DISABLE_JIT=1 too."""
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.compiled import CompiledBaselines, replay_calls, run_calls
 from brainbox.eval.probes import Registry
 from brainbox.kernels._jit import jit
 from brainbox.kernels.replay import baselines as K
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 WORDS = ["auth", "login", "token", "cache", "user", "view", "store", "core", "model", "x"]
 PATHS = ["src/auth/login.py", "src/cache/store.py", "tests/test_auth.py", "README.md",

@@ -5,9 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
+
 from brainbox.cli.app import cli
 from brainbox.cli.entry import main as entry_main
-from click.testing import CliRunner
 
 
 def run(*args, stdin=None, env=None):

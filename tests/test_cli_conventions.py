@@ -7,8 +7,9 @@ import json
 
 import click
 import pytest
-from brainbox.cli.app import cli
 from click.testing import CliRunner
+
+from brainbox.cli.app import cli
 
 # The commands of cli/app.py's recall..demo, cli/agent_cmds.py and cli/replay_cmd.py.
 COMMANDS = ("recall", "predict", "explain", "stats", "demo", "replay", "serve", "install",

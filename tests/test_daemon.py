@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from brainbox.cli import client, handler, spool
-from brainbox.cli.service import Service
 
 from brainbox import paths
 from brainbox import store as dbmod
+from brainbox.cli import client, handler, spool
+from brainbox.cli.service import Service
 
 
 def cli(*args, env=None, timeout=120):

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+
 from brainbox.cli import client
 
 

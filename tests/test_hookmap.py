@@ -10,9 +10,9 @@ import types
 from pathlib import Path
 
 import pytest
+
 from brainbox.cli import hookmap
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN, payload_to_records
-
 from tests.records import check_record, fixture_payloads
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"

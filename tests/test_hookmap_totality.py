@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
-from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN, payload_to_records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN, payload_to_records
 from tests.records import check_record, fixture_payloads
 
 # ------------------------------------------------------------------ totality (fuzz)

@@ -14,13 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from brainbox import feedback, paths, store
 from brainbox.cli import client, daemon, handler, hookconf, hooklog, hooks, spool
 from brainbox.cli.guard import Guard
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 from brainbox.cli.service import Service
 from brainbox.storage import db as dbmod
-
-from brainbox import feedback, paths, store
 from tests.records import stored_events
 
 ROOT = Path(__file__).resolve().parents[1]

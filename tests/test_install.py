@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from brainbox.cli import install as inst
 from brainbox.cli.install import (
     ConfigFileError,

@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from brainbox.eval.reference import kernels as R
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from brainbox import kernels as K
+from brainbox.eval.reference import kernels as R
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -285,7 +285,7 @@ def test_the_engine_hash_layout_and_the_gate_memo_change_no_bit():
     plain = State(4, 1, edges=64, slots=128, kind=[0, 1, 2, 0])
     ref = plain.copy()
     engine = plain.copy()
-    engine.hkeys, engine.hslot = Engine._hash_table(128)
+    engine.hkeys, engine.hslot = Engine.hash_table(128)
     assert not engine.hkeys.flags.c_contiguous and engine.hkeys.base is engine.hslot.base
     assert plain.fold(sess, res, time) == ref.fold(sess, res, time, fn=R.fold_touches)
     engine.fold_all(sess, res, time, cuts=[1000, 17_000])

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from brainbox.eval.loaders import (
     FORMATS,
     Task,
@@ -22,7 +23,6 @@ from brainbox.eval.loaders import (
     swe_agent,
 )
 from brainbox.eval.loaders.base import TaskBuilder, to_unix
-
 from tests.records import ACTIONS, RECORD_KEYS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

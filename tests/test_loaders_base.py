@@ -3,6 +3,7 @@
 import warnings
 
 import pytest
+
 from brainbox.eval.loaders import mini_swe_agent, swe_agent
 from brainbox.eval.loaders.base import TrajectoryWarning, read_json
 

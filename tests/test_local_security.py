@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from brainbox.cli import client
-from brainbox.storage import files
 
 from brainbox import paths
 from brainbox import store as db
+from brainbox.cli import client
+from brainbox.storage import files
 
 OTHER = 4242
 ROOT = os.geteuid() == 0

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from brainbox.eval.metrics import PROBES, coverage, evaluate, new_probe_record, reciprocal_rank
 
 METHODS = ("brainbox", "a", "b")

@@ -4,9 +4,9 @@ function of (size, seed) so a failure names the case that reproduces it. Runs un
 ``NUMBA_DISABLE_JIT=1`` too (the same comparisons, on the Python code of the kernels)."""
 
 import pytest
-from brainbox.eval.reference import BY_NAME, REGISTRY, load, references, run
 
 from brainbox import kernels as K
+from brainbox.eval.reference import BY_NAME, REGISTRY, load, references, run
 
 SIZES = {"replay": (200, 700), "baselines": (200, 700)}  # events; replay entries cost most
 DEFAULT_SIZES = (1, 7, 60, 400)

@@ -5,11 +5,11 @@ import inspect
 
 import numpy as np
 import pytest
-from brainbox.kernels import policy as KP
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brainbox import kernels as K
+from brainbox.kernels import policy as KP
 from brainbox.recall import (
     CHANNELS,
     LAMBDA,
@@ -120,7 +120,6 @@ def test_weights_equal_their_plain_definition(ablate, snippets, refers):
 
 def test_path_terms_are_each_files_path_tokens_and_grow_with_the_state():
     from brainbox.kernels.codes import FILE
-
     from brainbox.text import path_tokens
 
     evs = normalized(events=200, files=20, sessions=4, projects=2, seed=3)
@@ -145,7 +144,6 @@ def plain_refers_by_text(state, query, window, project):
     """The rule over strings: the query's tokens against the path tokens of the window's
     files of the project (how recall decided it before the rule was compiled)."""
     from brainbox.kernels.codes import FILE
-
     from brainbox.text import is_deictic, path_tokens, tokens
 
     files = [r for r in window.tolist()

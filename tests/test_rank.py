@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from brainbox.eval.reference import rank as RR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brainbox import kernels as K
+from brainbox.eval.reference import rank as RR
 from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
 from brainbox.state import FILE, State
 from brainbox.workload import WORDS, normalized

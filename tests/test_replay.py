@@ -4,12 +4,12 @@ workload, so these tests need no data."""
 
 import itertools
 
-import brainbox.eval.replay as R
 import pytest
+
+import brainbox.eval.replay as R
 from brainbox.eval.loaders import Task
 from brainbox.eval.replay import METHODS, T0, replay_series
 from brainbox.eval.sources import select, synthetic_spec, synthetic_tasks
-
 from brainbox.events import normalize
 
 

@@ -5,10 +5,11 @@ import hashlib
 import json
 
 import pytest
+from click.testing import CliRunner
+
 from brainbox.cli.app import cli
 from brainbox.eval.metrics import PROBES
 from brainbox.eval.sources import manifest
-from click.testing import CliRunner
 
 
 def invoke(*args):
@@ -191,8 +192,9 @@ def _cohort(tasks, ci_high):
 def test_the_figure_is_print_sized_with_n_eligible_share_a_caption_and_unclipped_whiskers(
         tmp_path):
     pytest.importorskip("matplotlib")
-    from brainbox.eval import report
     from PIL import Image
+
+    from brainbox.eval import report
 
     result = {"settings": {"k": {"files": 10, "tools": 3}},
               "cohorts": {"openhands": _cohort(4, 1.0), "all": _cohort(9, 0.98)}}

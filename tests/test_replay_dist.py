@@ -4,6 +4,7 @@ Dask LocalCluster on loopback give the same JSON apart from timings."""
 import json
 
 import pytest
+
 from brainbox.eval import runner
 from brainbox.eval.runner import run
 

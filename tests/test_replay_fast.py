@@ -5,10 +5,10 @@ trajectories of every development source."""
 from collections import defaultdict
 
 import pytest
+
 from brainbox.eval import sources as S
 from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.replay import replay_series
-
 from brainbox.events import normalize
 
 
@@ -75,6 +75,7 @@ def test_recurrence_maximum_of_cached_rows(seed):
     ``recurrence_top`` then ranks the channel's top as ``top_k_above`` does, for guesses below,
     at, between and above the scores."""
     import numpy as np
+
     from brainbox.kernels.replay.loop import recurrence_max, recurrence_top
     from brainbox.kernels.topk import top_k_above
 
@@ -110,9 +111,9 @@ def test_recurrence_cache_follows_the_rows():
     event equal the rows read afresh from the edge arrays, event after event (least
     recently used rows come and go; the edge arrays grow in between)."""
     import numpy as np
+
     from brainbox.eval.compiled import engine_arrays
     from brainbox.kernels.replay import loop as KR
-
     from brainbox.state import State
     from brainbox.workload import normalized
 
@@ -133,7 +134,7 @@ def test_recurrence_cache_follows_the_rows():
         sid = int(enc.ev_sess[0])
         touched = enc.tch_res[enc.tch_ptr[0]:enc.tch_ptr[1]].copy()
         before = s.win[sid, : s.win_len[sid]].copy()
-        s._apply(enc)
+        s.apply(enc)
         E = engine_arrays(s, np.asarray([s.adj_linked], np.int64))
         if touched.size:
             KR.recurrence_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,

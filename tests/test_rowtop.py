@@ -8,12 +8,12 @@ each list entry is (edge, target, weight).
 Run once more with ``NUMBA_DISABLE_JIT=1`` (Makefile)."""
 
 import numpy as np
-from brainbox.eval.reference import kernels as R
-from brainbox.kernels.hebbian import KIND_TOOL, row_top_build
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brainbox import kernels as K
+from brainbox.eval.reference import kernels as R
+from brainbox.kernels.hebbian import KIND_TOOL, row_top_build
 from brainbox.recall import Index, rank_args
 from brainbox.state import State as Engine
 from brainbox.workload import normalized

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from brainbox.storage import arrays, db
 
 from brainbox import paths, store
+from brainbox.storage import arrays, db
 from tests.damage import damaged_db
 
 

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from brainbox.cli import transcripts
-from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 
 from brainbox import store
+from brainbox.cli import transcripts
+from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 from brainbox.events import parse_time
 from tests.records import stored_events
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from brainbox.kernels import _cache
 
 from brainbox import jitmode
+from brainbox.kernels import _cache
 from brainbox.workload import generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,10 +245,10 @@ def test_warmup_reports_numbas_real_cache_dir_when_none_is_set_and_marks_it_warm
 
 
 def test_install_starts_the_warmup_in_the_background(tmp_path, monkeypatch):
-    from brainbox.cli.app import cli
     from click.testing import CliRunner
 
     from brainbox import jitmode
+    from brainbox.cli.app import cli
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     calls = []

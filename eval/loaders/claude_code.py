@@ -41,9 +41,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, to_unix, warn_skip
-
 from brainbox import shell, transcript
+from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, to_unix, warn_skip
 
 __all__ = ["is_transcript", "iter_transcript", "load", "load_session"]
 

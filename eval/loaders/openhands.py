@@ -49,9 +49,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, read_json, warn_skip
-
 from brainbox import shell
+from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, read_json, warn_skip
 
 __all__ = ["load", "load_completions", "load_nebius", "task_from_messages"]
 

@@ -15,6 +15,7 @@ import functools
 import itertools
 
 import numpy as np
+
 from brainbox.eval.reference import Outcome
 from brainbox.eval.reference import kernels as R
 

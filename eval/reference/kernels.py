@@ -22,6 +22,7 @@ of this module.
 import math
 
 import numpy as np
+
 from brainbox.kernels import HIST, N_KEY, WINDOW
 
 # --- Hebbian learning (DESIGN §4.1) -------------------------------------------------------

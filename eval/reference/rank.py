@@ -7,6 +7,7 @@ full sorts with explicit (score desc, id asc) keys, base level computed for ever
 import math
 
 import numpy as np
+
 from brainbox.eval.reference import kernels as R
 from brainbox.kernels.channels import (
     ASSOCIATIVE,
