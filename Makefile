@@ -11,7 +11,7 @@ export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba-cache
 test: install lint
 	@rc=0; \
 	$(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" || rc=1; \
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py || rc=1; \
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/test_kernels.py tests/test_rank.py tests/test_rowtop.py tests/test_baselines_fast.py tests/test_parity.py tests/test_policy.py || rc=1; \
 	exit $$rc
 
 install:
