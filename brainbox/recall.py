@@ -241,7 +241,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     tids = index.query_ids(query, q_terms)
     n_query = len(set(q_terms))
     window = session_resources(s, session)
-    path_ptr, path_terms = s.path_terms()
+    path_ptr, path_terms = s.path_terms(window)
     refers = KP.refers_to_session(is_deictic(query), n_query, tids, window, in_proj, path_ptr,
                                   path_terms)
     lam, s_max = KP.weights(pl, refers)

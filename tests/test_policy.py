@@ -140,6 +140,29 @@ def test_path_terms_are_each_files_path_tokens_and_grow_with_the_state():
     assert lp.tolist() == ptr.tolist() and lt[: ptr[-1]].tolist() == terms[: ptr[-1]].tolist()
 
 
+
+def test_path_terms_of_a_window_fill_its_rows_only(monkeypatch):
+    """A recall asks for its session window's rows: they equal the full table's, the rest are
+    empty, and no other file's path is tokenised (the hook process's first recall)."""
+    from brainbox import state as state_mod
+
+    evs = normalized(events=200, files=20, sessions=4, projects=2, seed=3)
+    s = State()
+    s.fold(evs)
+    window = np.asarray([3, 1, 3, s.n_res - 1], np.int64)
+    seen = []
+    real = state_mod.path_tokens
+    monkeypatch.setattr(state_mod, "path_tokens", lambda key: seen.append(key) or real(key))
+    wp, wt = s.path_terms(window)
+    assert len(seen) <= len(set(window.tolist()))
+    monkeypatch.undo()
+    ptr, terms = s.path_terms()
+    assert wp.shape == ptr.shape
+    for r in range(s.n_res):
+        row = wt[wp[r]:wp[r + 1]].tolist()
+        assert row == (terms[ptr[r]:ptr[r + 1]].tolist() if r in window.tolist() else [])
+
+
 def plain_refers_by_text(state, query, window, project):
     """The rule over strings: the query's tokens against the path tokens of the window's
     files of the project (how recall decided it before the rule was compiled)."""
