@@ -315,8 +315,7 @@ class Memory:
             if hits:
                 return [{"path": r.path, "why": _evidence(r)} for r in hits]
         st = self.state
-        files = np.asarray([rid for rid, (kind, proj) in enumerate(zip(st.res_kind, st.res_project))
-                            if kind == FILE and proj == project], np.int64)
+        files = np.asarray(st.proj_files.get(project, ()), np.int64)  # ascending ids
         if files.size == 0:
             return []
         n = st.n[files].astype(np.float64)
