@@ -3,13 +3,22 @@
 Agents run most of their work through a shell, so a recorded ``Bash`` step says little until
 its command is read. This module turns one command string into
 
-- ``command_files(command, cwd)``: the file paths it reads or edits, each with its action
-  (``'read'`` or ``'edit'``), in order of appearance, deduplicated;
+- ``command_files(command, cwd)``: the file paths it touches, each with its fact
+  (``'read'``, ``'edit'``, ``'create'`` or ``'run'``; see :mod:`brainbox.shellcmd`), in
+  order of appearance, deduplicated;
 - ``command_tool(command)``: its tool identity ``Bash:<program>``;
-- ``command_action(command)``: the event action (``read | edit | search | run | other``);
+- ``command_action(command)``: the event action (``read | edit | search | run | other``;
+  a ``create`` is an ``edit`` event);
 - ``command_terms(command)``: search patterns worth indexing as context terms (grep/rg
   patterns, ``find -name`` values);
-- ``describe(command, cwd)``: all four from one parse (what the loaders use).
+- ``describe(command, cwd, seen)``: all four from one parse (what the loaders use).
+
+**Test labels.** A test runner's argument that is neither a path nor a source file
+(``python tests/runtests.py admin_views.tests.Foo``, ``python -m unittest
+tests.test_x.TestY``) is a test label, not a file: it is dropped, unless ``seen`` (a
+predicate the caller passes: the loaders' "a file of this exact path was already touched
+in the task") says that resolved path is a file, when it is a ``run`` of it.
+``command_files`` has no such knowledge and drops every label.
 
 **Tool identity.** Every agent's shell tool maps to the capitalised prefix ``Bash:`` (Claude
 Code ``Bash``, mini-swe-agent's only action, SWE-agent's plain commands, OpenHands
@@ -38,6 +47,7 @@ from __future__ import annotations
 import posixpath
 
 from brainbox.shellcmd import (
+    LABEL,
     READERS,
     VALUE_OPTS,
     Command,
@@ -73,7 +83,7 @@ _SEARCHERS = word_set("grep egrep fgrep rg ag ack find fd locate ls tree which w
 _RUNNERS = word_set(
     "python pytest tox nox make cmake mvn mvnw gradle gradlew java javac node npm npx yarn pnpm "
     "go cargo rustc gcc g++ clang ruby perl php bash sh zsh pip conda uv poetry sphinx-build "
-    "test nosetests coverage mypy pylint flake8 ruff black isort pre-commit docker"
+    "test nosetests coverage mypy pylint flake8 ruff black isort pre-commit docker source ."
 )
 _GREP_LIKE = word_set("grep egrep fgrep rg ag ack")
 # Whole leading commands that set up the shell and do no work of their own.
@@ -129,7 +139,11 @@ def _script_of(argv: list[str]) -> str | None:
 
 
 def _files(
-    cmds: list[Command], cwd: str | None, writes: list | None = None, runs: list | None = None
+    cmds: list[Command],
+    cwd: str | None,
+    writes: list | None = None,
+    runs: list | None = None,
+    known=None,
 ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     seen = set()
@@ -140,7 +154,7 @@ def _files(
             if script and looks_like_file(script):
                 runs.append((_resolve(script, here), here))
         if writes is not None and cmd.heredocs:
-            targets = list(cmd.edits)
+            targets = cmd.creates + cmd.edits
             if cmd.prog == "tee":
                 targets += operands(cmd.argv, set())
             for t in targets:
@@ -156,7 +170,12 @@ def _files(
         for path, action in files:
             if not looks_like_file(path):
                 continue
-            key = (_resolve(path, base), action)
+            resolved = _resolve(path, base)
+            if action == LABEL:  # a test label, unless a file of that path was seen
+                if known is None or not known(resolved):
+                    continue
+                action = "run"
+            key = (resolved, action)
             if key not in seen:
                 seen.add(key)
                 out.append(key)
@@ -208,7 +227,7 @@ def _program(cmds: list[Command], depth: int = 0) -> str | None:
 
 
 def _action(cmds: list[Command], files: list[tuple[str, str]], prog: str | None) -> str:
-    if any(a == "edit" for _, a in files):
+    if any(a in ("edit", "create") for _, a in files):
         return "edit"
     cmd = _first_work(cmds)
     if cmd is None:
@@ -259,13 +278,17 @@ def _terms(cmds: list[Command]) -> str | None:
 
 
 def command_files(command: str, cwd: str | None = None) -> list[tuple[str, str]]:
-    """File paths ``command`` touches, each with ``'read'`` or ``'edit'``.
+    """File paths ``command`` touches, each with its fact: ``'read'``, ``'edit'`` (in
+    place), ``'create'`` (a whole-file write) or ``'run'`` (a script or test file run).
 
     >>> command_files("cd pkg && sed -i 's/a/b/' mod.py && cat mod.py", "/w")
     [('/w/pkg/mod.py', 'edit'), ('/w/pkg/mod.py', 'read')]
+    >>> command_files("cat <<'EOF' > r.py && python r.py && python tests/runtests.py a.b.C")
+    [('r.py', 'create'), ('r.py', 'run'), ('tests/runtests.py', 'run')]
 
     Relative paths are joined to the directory of a preceding ``cd`` (itself resolved
-    against ``cwd`` when given). Deduplicated on (path, action), in order. Never raises.
+    against ``cwd`` when given). Deduplicated on (path, fact), in order. Test labels
+    (``a.b.C`` above) are not files. Never raises.
     """
     return guarded(lambda: _files(_parse(command), cwd), [])
 
@@ -299,9 +322,13 @@ def command_terms(command: str) -> str | None:
     return guarded(lambda: _terms(_parse(command)), None)
 
 
-def describe(command: str, cwd: str | None = None) -> dict:
+def describe(command: str, cwd: str | None = None, seen=None) -> dict:
     """All of the above from one parse:
     ``{"tool", "files", "action", "terms", "writes", "runs"}``.
+
+    ``seen(path) -> bool``, when given, names the files already touched (``path`` is
+    resolved against ``cwd``): a test-runner argument that is not plainly a file is kept,
+    as a ``run``, only when it is one of them (module docstring, "Test labels").
 
     ``writes`` lists ``(path, text)`` for files the command fills from a heredoc
     (``cat <<'EOF' > fix.py``) and ``runs`` ``(script, cwd)`` for the Python scripts it
@@ -311,7 +338,7 @@ def describe(command: str, cwd: str | None = None) -> dict:
     cmds = _parse(command)
     writes: list = []
     runs: list = []
-    files = guarded(lambda: _files(cmds, cwd, writes, runs), [])
+    files = guarded(lambda: _files(cmds, cwd, writes, runs, seen), [])
     prog = guarded(lambda: _program(cmds), None)
     return {
         "tool": f"Bash:{prog}" if prog else "Bash",

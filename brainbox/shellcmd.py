@@ -1,4 +1,4 @@
-"""One simple command, read from its words: its program, and the files it reads or edits.
+"""One simple command, read from its words: its program, and the files it touches.
 
 :mod:`brainbox.shellwords` splits a command line into simple commands and words; this
 module reads one of them (:func:`analyse`: redirections, wrappers such as ``sudo``,
@@ -12,6 +12,26 @@ are not files. Directory operands of recursive commands (``grep -r``, ``rg``, ``
 ``cp -r``) count only when the last component has an extension. Relative paths are joined
 to the directory of a preceding ``cd`` (and to ``cwd`` when given; ``git -C DIR`` joins its
 own operands to DIR); the result is ``posixpath.normpath``-ed.
+
+**What a command does to a file** (its *fact*): ``read``, ``edit`` (an in-place change:
+``sed -i``, ``>>``, ``patch``, ``tee -a``, ``rm``, ``git checkout --``), ``create`` (a
+whole-file write of the path: ``>``, a heredoc into a file, ``tee``, the target of ``cp``,
+``mv``, ``ln`` and ``install``, ``touch``, a Python ``open(P, 'w')`` of a path the snippet
+does not also read) or ``run`` (a script run by its interpreter or by path, ``bash x.sh``,
+``source x.sh``, the script and test files given to a test runner). A run is a touch of
+the file, not a read: ``python tests/runtests.py ...`` made the test runner a read of most
+tasks of a Django-style repository. ``create`` says nothing about whether the path
+existed; a loader that knows the task's earlier touches decides that
+(:class:`brainbox.eval.loaders.base.TaskBuilder`).
+
+**Test labels are not files.** A test runner's argument (``pytest``, ``python -m
+unittest``, ``runtests.py``, ``bin/test``, ...) is a file only if it has a path separator
+or ends in a source extension (:data:`SOURCE_EXTENSIONS`; ``tests/test_x.py::T`` is
+``tests/test_x.py``). Anything else (``admin_views.tests.Foo``, ``tests.test_x.TestY``,
+``module.submodule``) is a *label*: :func:`files_of` gives it the fact :data:`LABEL`, and
+:mod:`brainbox.shell` keeps it, as a ``run``, only when the caller says a file of that
+exact path was already seen (``has_extension`` alone took ``admin_views.tests.Foo`` for a
+file with the extension ``.Foo``).
 
 **Python snippets.** ``python -c CODE`` and ``python <<EOF`` bodies are scanned for the
 files they ``open()`` (:func:`python_files`): agents often patch a file with a script
@@ -30,7 +50,9 @@ import re
 from brainbox.shellwords import split_words
 
 __all__ = [
+    "LABEL",
     "READERS",
+    "SOURCE_EXTENSIONS",
     "VALUE_OPTS",
     "Command",
     "analyse",
@@ -65,8 +87,17 @@ def guarded(fn, default):
 # Programs whose non-option operands are files they read.
 READERS = word_set(
     "cat head tail nl less more wc file stat bat diff cmp colordiff sort uniq cut tac xxd od "
-    "strings md5sum sha1sum sha256sum jq yq column fold fmt iconv hexdump view source . "
+    "strings md5sum sha1sum sha256sum jq yq column fold fmt iconv hexdump view "
     "readlink realpath dos2unix unix2dos javac"
+)
+# The fact of a test runner's argument that may be a test label rather than a file.
+LABEL = "label"
+# Extensions of files a test runner is given (source files, doctest text): a runner's
+# argument with one of these and no slash is still a file (``pytest test_x.py``).
+SOURCE_EXTENSIONS = word_set(
+    ".py .pyx .pyi .ipynb .js .jsx .mjs .cjs .ts .tsx .java .kt .kts .scala .groovy .go .rs "
+    ".rb .php .c .cc .cpp .cxx .h .hpp .cs .swift .m .ex .exs .erl .hs .lua .pl .r .jl .sh "
+    ".bash .zsh .feature .robot .rst .txt .md"
 )
 # Options (per program) that take a value in the next word.
 VALUE_OPTS = {
@@ -116,7 +147,8 @@ _NOT_PATH = re.compile(r"[()'\",:\\^!%\x00-\x1f]")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PY = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[mtw]?$")
 _PIP = re.compile(r"^pip\d+(?:\.\d+)*$")
-_REDIRECT_OUT = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
+_REDIRECT_CREATE = frozenset({">", ">|", "&>", ">&"})  # truncate: a whole-file write
+_REDIRECT_APPEND = frozenset({">>", "&>>"})
 _MAX_PATH = 400
 # Extensionless names that are files all the same (a bare word otherwise is not a path).
 _BARE_FILES = word_set(
@@ -127,11 +159,14 @@ _BARE_FILES = word_set(
 
 
 class Command:
-    __slots__ = ("argv", "edits", "heredocs", "prog", "raw", "reads")
+    """One simple command: ``reads`` (``< f``), ``edits`` (``>> f``) and ``creates``
+    (``> f``) are its redirection targets."""
 
-    def __init__(self, prog, argv, reads, edits, heredocs, raw):
+    __slots__ = ("argv", "creates", "edits", "heredocs", "prog", "raw", "reads")
+
+    def __init__(self, prog, argv, reads, edits, heredocs, raw, creates=()):
         self.prog, self.argv, self.reads, self.edits = prog, argv, reads, edits
-        self.heredocs, self.raw = heredocs, raw
+        self.heredocs, self.raw, self.creates = heredocs, raw, list(creates)
 
 
 def program_name(word: str) -> str:
@@ -238,13 +273,13 @@ def _patch_targets(body: str) -> list[str]:
 def analyse(text: str, heredocs: list[str]) -> Command | None:
     words = split_words(text)
     # redirections
-    argv, reads, edits = [], [], []
+    argv, reads, edits, creates = [], [], [], []
     i = 0
     while i < len(words):
         w = words[i]
-        if w in _REDIRECT_OUT:
+        if w in _REDIRECT_CREATE or w in _REDIRECT_APPEND:
             if i + 1 < len(words):
-                edits.append(words[i + 1])
+                (creates if w in _REDIRECT_CREATE else edits).append(words[i + 1])
             i += 2
             continue
         if w == "<":
@@ -262,18 +297,23 @@ def analyse(text: str, heredocs: list[str]) -> Command | None:
         i += 1
     argv = _strip_wrappers(argv)
     if not argv:
-        return Command("", [], reads, edits, heredocs, text) if (reads or edits) else None
+        if reads or edits or creates:
+            return Command("", [], reads, edits, heredocs, text, creates)
+        return None
     prog = program_name(argv[0])
-    return Command(prog, argv, reads, edits, heredocs, text)
+    return Command(prog, argv, reads, edits, heredocs, text, creates)
 
 
 def files_of(cmd: Command) -> tuple[list[tuple[str, str]], str | None]:
-    """Files (path, action) of one analysed command, plus the directory a ``git -C`` names."""
+    """Files (path, fact) of one analysed command, plus the directory a ``git -C`` names.
+
+    Facts: ``read``, ``edit``, ``create``, ``run`` and :data:`LABEL` (see the module
+    docstring)."""
     prog, argv = cmd.prog, cmd.argv
     out: list[tuple[str, str]] = [(p, "read") for p in cmd.reads]
     base = None
     if not argv:
-        return out + [(p, "edit") for p in cmd.edits], None
+        return out + _redirected(cmd), None
     if prog in ("grep", "egrep", "fgrep", "rg", "ag", "ack"):
         key = "rg" if prog in ("rg", "ag", "ack") else "grep"
         opts = VALUE_OPTS[key]
@@ -337,7 +377,7 @@ def files_of(cmd: Command) -> tuple[list[tuple[str, str]], str | None]:
                     i += 1
                 i += 1
                 continue
-            out.append((w, "read"))
+            out.append((w, "run"))
             if posixpath.basename(w) in ("test", "runtests.py", "run_tests.py", "runtests"):
                 out += _test_paths(argv[i:])
             break
@@ -368,16 +408,19 @@ def files_of(cmd: Command) -> tuple[list[tuple[str, str]], str | None]:
                 not has_extension(target) and srcs and all(has_extension(p) for p in srcs)
             ):
                 out += [
-                    (posixpath.join(target, p.rstrip("/").rsplit("/", 1)[-1]), "edit") for p in srcs
+                    (posixpath.join(target, p.rstrip("/").rsplit("/", 1)[-1]), "create")
+                    for p in srcs
                 ]
             elif not recursive or has_extension(target):
-                out.append((target, "edit"))
+                out.append((target, "create"))
     elif prog in ("touch", "rm", "truncate", "unlink", "shred"):
         ops = operands(argv, {"-s", "--size", "-d", "-r", "-t"} if prog != "rm" else set())
         recursive = prog == "rm" and is_recursive(argv)
-        out += [(p, "edit") for p in ops if not recursive or has_extension(p)]
+        fact = "create" if prog == "touch" else "edit"
+        out += [(p, fact) for p in ops if not recursive or has_extension(p)]
     elif prog == "tee":
-        out += [(p, "edit") for p in operands(argv, set())]
+        append = any(w in ("-a", "--append") for w in argv[1:])
+        out += [(p, "edit" if append else "create") for p in operands(argv, set())]
     elif prog == "patch":
         ops = operands(argv, VALUE_OPTS["patch"])
         for j, w in enumerate(argv):
@@ -392,20 +435,24 @@ def files_of(cmd: Command) -> tuple[list[tuple[str, str]], str | None]:
     elif prog in ("bash", "sh", "zsh", "source", "."):
         ops = operands(argv, {"-o", "-O"})
         if "-c" not in argv and ops:
-            out.append((ops[0], "read"))
+            out.append((ops[0], "run"))
     elif "/" in argv[0] and has_extension(argv[0]):  # ./run.sh, scripts/x.py
-        out.append((argv[0], "read"))
-    out += [(p, "edit") for p in cmd.edits]
-    return out, base
+        out.append((argv[0], "run"))
+    return out + _redirected(cmd), base
+
+
+def _redirected(cmd: Command) -> list[tuple[str, str]]:
+    return [(p, "create") for p in cmd.creates] + [(p, "edit") for p in cmd.edits]
 
 
 def _test_paths(argv: list[str]) -> list[tuple[str, str]]:
-    ops = operands(argv, VALUE_OPTS["pytest"])
+    """A test runner's operands: files it runs, or :data:`LABEL` (module docstring)."""
     out = []
-    for p in ops:
+    for p in operands(argv, VALUE_OPTS["pytest"]):
         p = p.split("::", 1)[0]
-        if has_extension(p):
-            out.append((p, "read"))
+        ext = posixpath.splitext(p.rsplit("/", 1)[-1])[1]
+        is_file = has_extension(p) and ("/" in p or ext in SOURCE_EXTENSIONS)
+        out.append((p, "run" if is_file else LABEL))
     return out
 
 
@@ -485,8 +532,10 @@ _PY_PATHIO = re.compile(
 def python_files(code: str) -> list[tuple[str, str]]:
     """Files a Python snippet opens, from its text: ``open(P[, mode])`` and
     ``Path(P).read_text/write_text`` with ``P`` a string literal or a variable assigned one
-    (``file_path = 'pkg/mod.py'``). Mode with ``w``/``a``/``x``/``+`` is an edit, else a
-    read. Agents often patch files with such scripts instead of an editor. Never raises."""
+    (``file_path = 'pkg/mod.py'``). Mode ``w``/``x`` and ``write_text``/``write_bytes`` write
+    the whole file: a ``create``, unless the snippet also reads that path (then it
+    rewrites the file it read: an ``edit``); ``a`` or ``+`` is an ``edit``; else a ``read``.
+    Agents often patch files with such scripts instead of an editor. Never raises."""
     if not isinstance(code, str) or "open" not in code and "Path(" not in code:
         return []
     return guarded(lambda: _python_files(code), [])
@@ -499,9 +548,15 @@ def _python_files(code: str) -> list[tuple[str, str]]:
         path = m.group(2) if m.group(2) is not None else names.get(m.group(3) or "")
         mode = m.group(5) or "r"
         if path:
-            out.append((path, "edit" if any(c in mode for c in "wax+") else "read"))
+            fact = "create" if "w" in mode or "x" in mode else "read"
+            out.append((path, "edit" if "a" in mode or "+" in mode else fact))
     for m in _PY_PATHIO.finditer(code):
         path = m.group(2) if m.group(2) is not None else names.get(m.group(3) or "")
         if path:
-            out.append((path, "edit" if m.group(4).startswith("write") else "read"))
-    return [(p, a) for p, a in out if "{" not in p and "%" not in p]
+            out.append((path, "create" if m.group(4).startswith("write") else "read"))
+    read = {p for p, a in out if a == "read"}
+    return [
+        (p, "edit" if a == "create" and p in read else a)
+        for p, a in out
+        if "{" not in p and "%" not in p
+    ]

@@ -333,8 +333,13 @@ def _shell_files(command: str, cwd: str | None) -> list[tuple[str, str]]:
     if isinstance(got, (list, tuple)):
         for item in got[: MAX_FILES * 2]:
             if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-                out.append((item[0], "edit" if item[1] == "edit" else "read"))
+                out.append((item[0], _SHELL_FACTS.get(item[1], "read")))
     return out
+
+
+# brainbox.shell's file facts -> the stored per-file actions (meta.file_actions): a whole-
+# file write is an edit, as the Write tool is; running a script is not reading it.
+_SHELL_FACTS = {"edit": "edit", "create": "edit", "run": "run"}
 
 
 def _shell_tool(command: str) -> str:

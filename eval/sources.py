@@ -17,8 +17,9 @@ source) with its size and SHA-256: a superset of what the loaders read (they rea
 files such as ``index.tsv`` too), so nothing a result depends on is missing from it.
 
 **Synthetic.** ``brainbox.workload.generate`` at any size: a task is a session (its
-prompt is the description), a series is a project; gold reads are the files of read,
-search and run events, gold edits those of edit events.
+prompt is the description), a series is a project; gold reads are the files of read and
+search events, gold edits those of edit events (a run event's test file is run, not read:
+the loaders' rule, :mod:`brainbox.eval.loaders.base`).
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def _synthetic_task(evs: list[dict]) -> Task:
     read, edit = set(), set()
     for e in body:
         target = edit if e.get("action") == "edit" else read
-        if e.get("action") in ("read", "search", "run", "edit"):
+        if e.get("action") in ("read", "search", "edit"):
             target.update(e.get("files") or ())
     root = first["project"]
     return Task(id=first["session"], repo=root, order=int(first["session"].lstrip("s")),

@@ -244,6 +244,24 @@ def test_bash_uses_brainbox_shell_for_tool_and_files(monkeypatch):
     assert one(bash("ls"))["action"] == "run"
 
 
+def test_shell_facts_map_to_stored_file_actions():
+    """brainbox.shell's facts as the hook stores them: a create is an edit (as the Write
+    tool is), a run stays a run (not a read), a test label is no file."""
+    def sh(command):
+        return one(post("Bash", {"command": command}))
+
+    rec = sh("cat <<'EOF' > r.py\nprint(1)\nEOF\npython r.py && cat src/a.py")
+    assert rec["files"] == ["/r/r.py", "/r/src/a.py"] and rec["action"] == "edit"
+    assert rec["meta"]["file_actions"] == ["edit", "read"]  # r.py: created, then run
+    rec = sh("python tests/runtests.py admin_views.tests.Foo")
+    assert (rec["files"], rec["action"]) == (["/r/tests/runtests.py"], "run")
+    assert "file_actions" not in rec["meta"]
+    rec = sh("pytest tests/test_a.py && cat tests/conftest.py")
+    assert rec["action"] == "read" and rec["meta"]["file_actions"] == ["run", "read"]
+    rec = sh("touch new.py")
+    assert (rec["files"], rec["action"]) == (["/r/new.py"], "edit")
+
+
 def test_bash_without_brainbox_shell_falls_back_to_plain_bash(monkeypatch):
     monkeypatch.setitem(sys.modules, "brainbox.shell", None)  # import raises ImportError
     rec = one(post("Bash", {"command": "pytest -q"}))

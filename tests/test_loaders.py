@@ -88,7 +88,7 @@ def test_builder_drops_outside_paths_and_keeps_gold_per_file_action():
     b = TaskBuilder("s", "/testbed", aliases=("/workspace/pkg__pkg__1.0",))
     b.tool(
         "Bash:cp",
-        files=[("a.py", "read"), ("/tmp/x.py", "edit"), ("b.py", "edit")],
+        files=[("a.py", "read"), ("/tmp/x.py", "create"), ("b.py", "create")],
         action="edit",
         cwd="/testbed",
     )
@@ -202,6 +202,7 @@ def test_claude_benchmark_session_maps_paths_and_drops_setup():
     files = [f for e in t.events for f in e["files"]]
     assert "/testbed/widget/util.py" in files and "/testbed/widget/style.py" in files
     assert t.gold_edit == {"widget/core.py", "fix_widget.py"}  # fix_widget.py patched core.py
+    assert t.created == {"fix_widget.py"}  # a Write is a create
     assert "widget/missing.py" not in t.gold_read  # the Read failed
     assert t.events[4]["files"] == []  # test_issue.py sits outside testbed: scratch
     pytest_event = t.events[7]
@@ -237,7 +238,10 @@ def _check_nebius(tasks):
     assert tidy.events[2]["action"] == "plan"
     assert tidy.events[4]["error"].startswith("ERROR:")
     assert (tidy.events[5]["exit_code"], tidy.events[5]["error"].splitlines()[0]) == (1, "F.")
-    assert tidy.gold_edit == {"tidy/core.py"} and tidy.gold_read == {"tests/test_core.py"}
+    # the test file was only run by pytest: a touch (in the event), not a read
+    assert tidy.events[5]["files"] == ["/testbed/tests/test_core.py"]
+    assert tidy.gold_edit == {"tidy/core.py"} and tidy.gold_read == set()
+    assert tidy.created == set()  # first touched by a str_replace: it existed
     assert tidy.description.startswith("Sorting a list with None")
     astro = tasks[2]
     assert astro.gold_edit == {"astropy/modeling/separable.py"}  # /workspace scratch dropped

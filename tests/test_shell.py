@@ -22,7 +22,7 @@ from brainbox.shell import (
     split_commands,
 )
 
-R, E = "read", "edit"
+R, E, C, X = "read", "edit", "create", "run"
 
 # (command, cwd, expected files)
 FILES = [
@@ -76,7 +76,7 @@ FILES = [
     ),
     ("sed -i.bak -e 's/a/b/' x.py", None, [("x.py", E)]),
     ("sed -i '' 's/a/b/' f.py", None, [("f.py", E)]),
-    ("sed -n '1,10p' a.py > b.py", None, [("a.py", R), ("b.py", E)]),
+    ("sed -n '1,10p' a.py > b.py", None, [("a.py", R), ("b.py", C)]),
     (
         "sed -i '93a\\\n\\\n    warm_start : bool\\\n' sklearn/ensemble/iforest.py",
         "/testbed",
@@ -86,47 +86,61 @@ FILES = [
     (
         "cat <<'EOF' > reproduce_issue.py\nfrom astropy.modeling import models as m\nprint('a > b.py')\nEOF",
         "/testbed",
-        [("/testbed/reproduce_issue.py", E)],
+        [("/testbed/reproduce_issue.py", C)],
     ),
-    ("cat > /tmp/test_fix.py << 'EOF'\nimport os\nEOF", "/testbed", [("/tmp/test_fix.py", E)]),
+    ("cat > /tmp/test_fix.py << 'EOF'\nimport os\nEOF", "/testbed", [("/tmp/test_fix.py", C)]),
     (
         "cat <<EOF >> astropy/modeling/tests/test_separable.py\n\ndef test_x():\n    pass\nEOF",
         "/testbed",
         [("/testbed/astropy/modeling/tests/test_separable.py", E)],
     ),
-    ("echo 'x = 1' > conf.py && echo done", "/w", [("/w/conf.py", E)]),
-    ("printf 'a\\nb\\n' | tee out/notes.txt", None, [("out/notes.txt", E)]),
-    ("python x.py > /dev/null 2>&1", None, [("x.py", R)]),
-    ("python reproduce.py 2>/dev/null | head -5", None, [("reproduce.py", R)]),
+    ("echo 'x = 1' > conf.py && echo done", "/w", [("/w/conf.py", C)]),
+    ("echo 'x = 1' >> conf.py", "/w", [("/w/conf.py", E)]),
+    ("printf 'a\\nb\\n' | tee out/notes.txt", None, [("out/notes.txt", C)]),
+    ("echo x | tee -a out/notes.txt", None, [("out/notes.txt", E)]),
+    ("python x.py > /dev/null 2>&1", None, [("x.py", X)]),
+    ("python reproduce.py 2>/dev/null | head -5", None, [("reproduce.py", X)]),
     (
         "patch -p1 <<'EOF'\n--- a/x/y.py\n+++ b/x/y.py\n@@ -1 +1 @@\n-a\n+b\nEOF",
         "/w",
         [("/w/x/y.py", E)],
     ),
-    ("python3 - <<'PY'\nopen('pkg/a.py', 'w').write('x')\nPY", "/t", [("/t/pkg/a.py", E)]),
-    # python and tests
-    ("python reproduce_issue.py", "/testbed", [("/testbed/reproduce_issue.py", R)]),
-    ("timeout 60 /usr/bin/python3.9 -u x.py", None, [("x.py", R)]),
+    ("python3 - <<'PY'\nopen('pkg/a.py', 'w').write('x')\nPY", "/t", [("/t/pkg/a.py", C)]),
+    # python and tests: running a script or a test file is a run, not a read
+    ("python reproduce_issue.py", "/testbed", [("/testbed/reproduce_issue.py", X)]),
+    ("timeout 60 /usr/bin/python3.9 -u x.py", None, [("x.py", X)]),
     (
         "python -m pytest sympy/physics/tests/test_secondquant.py::test_x -xvs 2>&1 | head -100",
         "/testbed",
-        [("/testbed/sympy/physics/tests/test_secondquant.py", R)],
+        [("/testbed/sympy/physics/tests/test_secondquant.py", X)],
     ),
     (
         "pytest astropy/modeling/tests/test_separable.py -k nested",
         "/testbed",
-        [("/testbed/astropy/modeling/tests/test_separable.py", R)],
+        [("/testbed/astropy/modeling/tests/test_separable.py", X)],
     ),
     (
         "bin/test sympy/geometry/tests/test_point.py",
         "/testbed",
-        [("/testbed/sympy/geometry/tests/test_point.py", R)],
+        [("/testbed/sympy/geometry/tests/test_point.py", X)],
     ),
     (
         "python bin/test sympy/core/tests/test_evalf.py",
         "/testbed",
-        [("/testbed/bin/test", R), ("/testbed/sympy/core/tests/test_evalf.py", R)],
+        [("/testbed/bin/test", X), ("/testbed/sympy/core/tests/test_evalf.py", X)],
     ),
+    # test labels are not files (a dotted name has no slash and no source extension)
+    (
+        "python tests/runtests.py admin_views.tests.AdminViewBasicTest.test_x --settings=s",
+        "/w",
+        [("/w/tests/runtests.py", X)],
+    ),
+    ("./tests/runtests.py admin_views.tests", "/w", [("/w/tests/runtests.py", X)]),
+    ("python -m unittest tests.test_requests.RequestsTestCase", "/w", []),
+    ("python -m pytest --pyargs pkg.sub.mod tests/test_a.py", "/w", [("/w/tests/test_a.py", X)]),
+    ("pytest test_a.py tests.test_b", "/w", [("/w/test_a.py", X)]),
+    ("bin/test sympy.core.tests sympy/core/tests/test_b.py", "/w",
+     [("/w/sympy/core/tests/test_b.py", X)]),
     ('python3 -c "import sympy; print(sympy.__version__)"', "/testbed", []),
     (
         "python3 -c 'lines = open(\"xarray/core/computation.py\").readlines()'",
@@ -138,7 +152,9 @@ FILES = [
         "/fasterxml__jackson-databind",
         [("/fasterxml__jackson-databind/reproduce.java", R)],
     ),
-    ("./run_reproduce.sh", "/w", [("/w/run_reproduce.sh", R)]),
+    ("./run_reproduce.sh", "/w", [("/w/run_reproduce.sh", X)]),
+    ("bash run.sh && sh -x ci/check.sh", "/w", [("/w/run.sh", X), ("/w/ci/check.sh", X)]),
+    ("source env/setup.sh && . ./vars.sh", "/w", [("/w/env/setup.sh", X), ("/w/vars.sh", X)]),
     # cd handling
     (
         "cd testbed && sed -i 's/a/b/' pkg/mod.py && cat pkg/mod.py",
@@ -151,7 +167,7 @@ FILES = [
         [("/testbed/astropy/table/table.py", R)],
     ),
     ("cd sub && cat a.py", None, [("sub/a.py", R)]),
-    ("(cd testbed && pytest tests/test_a.py)", "/w", [("/w/testbed/tests/test_a.py", R)]),
+    ("(cd testbed && pytest tests/test_a.py)", "/w", [("/w/testbed/tests/test_a.py", X)]),
     ("cd $HOME && cat a.py", "/w", [("/w/a.py", R)]),
     # git
     (
@@ -171,13 +187,14 @@ FILES = [
     (
         "cp sympy/core/add.py sympy/core/add.py.bak",
         None,
-        [("sympy/core/add.py", R), ("sympy/core/add.py.bak", E)],
+        [("sympy/core/add.py", R), ("sympy/core/add.py.bak", C)],
     ),
     (
         "mv ArrayIssueTest.java src/test/java/arrayissue/",
         None,
-        [("ArrayIssueTest.java", R), ("src/test/java/arrayissue/ArrayIssueTest.java", E)],
+        [("ArrayIssueTest.java", R), ("src/test/java/arrayissue/ArrayIssueTest.java", C)],
     ),
+    ("install -m 644 conf/a.ini /w/etc/a.ini", None, [("conf/a.ini", R), ("/w/etc/a.ini", C)]),
     (
         "rm reproduce_issue.py update_cds.py tab.txt",
         "/testbed",
@@ -189,7 +206,8 @@ FILES = [
     ),
     ("rm -rf reproduction/docs/_build", None, []),
     ("rm -rf testbed", None, []),
-    ("touch src/__init__.py", None, [("src/__init__.py", E)]),
+    ("touch src/__init__.py", None, [("src/__init__.py", C)]),
+    ("truncate -s 0 log.txt", None, [("log.txt", E)]),
     ("sed -i '1i line' AUTHORS", None, [("AUTHORS", E)]),
     # no files
     ("ls -la sympy/core/", None, []),
@@ -264,6 +282,11 @@ ACTIONS = [
     ("./gradlew test", "run"),
     ("sed -i 's/a/b/' a.py", "edit"),
     ("cat <<'EOF' > a.py\nx\nEOF", "edit"),
+    ("touch a.py", "edit"),
+    ("cp a.py b.py", "edit"),
+    ("python tests/runtests.py admin_views.tests.Foo", "run"),
+    ("bash run.sh", "run"),
+    ("source run.sh", "run"),
     ("rm a.py", "edit"),
     ("echo hi", "other"),
     ("pwd", "other"),
@@ -294,6 +317,31 @@ def test_describe_reports_heredoc_writes_and_script_runs():
     assert d["tool"] == "Bash:cat" and d["action"] == "edit"
 
 
+def test_a_test_label_is_a_file_only_when_that_path_was_seen():
+    cmd = "python tests/runtests.py admin_views.tests.Foo model_forms/test_x.py"
+    assert describe(cmd, "/w")["files"] == [
+        ("/w/tests/runtests.py", X),
+        ("/w/model_forms/test_x.py", X),
+    ]
+    asked = []
+
+    def seen(path):
+        asked.append(path)
+        return path == "/w/admin_views.tests.Foo"
+
+    d = describe(cmd, "/w", seen=seen)
+    assert d["files"] == [
+        ("/w/tests/runtests.py", X),
+        ("/w/admin_views.tests.Foo", X),
+        ("/w/model_forms/test_x.py", X),
+    ]
+    assert asked == ["/w/admin_views.tests.Foo"]  # only the label is looked up, resolved
+    assert describe("cd sub && pytest a.b.C", "/w", seen=lambda p: p == "/w/sub/a.b.C")[
+        "files"
+    ] == [("/w/sub/a.b.C", X)]
+    assert d["action"] == "run"
+
+
 def test_python_files_follows_string_variables_and_modes():
     code = (
         "file_path = 'sklearn/linear_model/ridge.py'\n"
@@ -304,8 +352,12 @@ def test_python_files_follows_string_variables_and_modes():
     )
     assert python_files(code) == [
         ("sklearn/linear_model/ridge.py", "read"),
-        ("sklearn/linear_model/ridge.py", "edit"),
-        ("docs/conf.py", "edit"),
+        ("sklearn/linear_model/ridge.py", "edit"),  # rewrites the file it read
+        ("docs/conf.py", "create"),  # a whole-file write of a path it did not read
+    ]
+    assert python_files("open('log.txt', 'a').write('x'); open('new.py', 'x')") == [
+        ("log.txt", "edit"),
+        ("new.py", "create"),
     ]
 
 
@@ -384,7 +436,7 @@ def test_random_garbage_never_raises():
     for _ in range(1500):
         cmd = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
         files = command_files(cmd, "/w")
-        assert all(isinstance(p, str) and a in ("read", "edit") for p, a in files)
+        assert all(isinstance(p, str) and a in ("read", "edit", "create", "run") for p, a in files)
         command_tool(cmd)
 
 

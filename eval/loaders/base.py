@@ -13,16 +13,44 @@ paths under it; paths outside the root (scratch files in ``/tmp``, ``/workspace`
 benchmark harness's own files) are dropped here already, so an event's ``files`` are always
 inside ``project``.
 
-Gold sets. ``gold_read`` / ``gold_edit`` are project-relative paths the task read / edited,
-taken from the events with each file's own action (a shell step ``cp a b`` reads ``a`` and
-edits ``b``; the event's single ``action`` is ``edit``). Searches that name a file (``grep
-pat f.py``, ``search_file``) count as reads; running a script (``python x.py``) reads it.
-A file tool that failed (``Read`` of a missing file, an ``Edit`` whose string was not found,
-an editor ``ERROR:``) adds nothing to gold; a failed shell step drops only the files its
-error text names as missing ("No such file", "can't read"), because a compound command's
-exit status belongs to its last part. ``created`` holds files whose first touch in the task
-was an edit (new scratch scripts such as ``reproduce_issue.py`` land there as well as in
-``gold_edit``), for a replay that wants to leave them out.
+File facts. Each file of a step has its own *fact*, apart from the event's single
+``action`` (a shell step ``cp a b`` reads ``a`` and creates ``b``; the event's action is
+``edit``): ``read`` (also a search that names the file: ``grep pat f.py``,
+``search_file``), ``edit`` (an in-place change: ``Edit``, ``str_replace``, ``insert``,
+SWE-agent ``edit``, ``sed -i``, ``>>``, ``patch``), ``create`` (a whole-file write of the
+path: Claude Code ``Write``, the editors' ``create``, ``>``, ``cat <<EOF > f``, ``tee``,
+``cp``/``mv``/``install`` targets, ``touch``) or ``run`` (``python x.py``, ``bash x.sh``,
+``./x.sh``, the script and test files given to ``pytest`` or ``tests/runtests.py``).
+
+Gold sets. ``gold_read`` / ``gold_edit`` are project-relative paths the task read /
+changed: ``read`` goes to ``gold_read``, ``edit`` and ``create`` to ``gold_edit``. A ``run``
+adds to neither: running is not reading (counted as a read, ``python tests/runtests.py``
+made a Django-style repository's test runner read gold in most of its tasks); the file
+stays in the event's ``files``, so it is still a touch the memory learns from and a next
+file (P2) to predict. A test runner's argument is a file only if it has a path separator
+or a source extension, or a file of that exact path was already touched in the task
+(``admin_views.tests.Foo`` and ``tests.test_x.TestY`` are test labels, not files; see
+:mod:`brainbox.shell`). A file tool that failed (``Read`` of a missing file, an ``Edit``
+whose string was not found, an editor ``ERROR:``) adds nothing; a failed shell step drops
+only the files its error text names as missing ("No such file", "can't read"), because a
+compound command's exit status belongs to its last part.
+
+Created. ``created`` holds the files whose FIRST touch in the task (of any fact, failed
+steps aside) is a ``create``: the agent wrote the whole file before it read, ran or edited
+it, as it writes scratch scripts (``reproduce_issue.py``). A repository file whose first
+touch is a ``str_replace`` or ``sed -i`` is not created (it had to exist to be edited in
+place), nor is a file read first and rewritten with ``Write``. Before issue 15 the rule was
+"first touch is any edit", which conflated the two.
+
+Measured on the four dev sources (issue 15): gold_read went from 2,901 distinct (task,
+file) pairs to 1,395; of the 1,506 that left, 1,213 are scripts the agent wrote and then
+ran, 279 test files only given to a test runner, 14 other scripts run (``python setup.py
+...``, sympy's ``bin/test``). gold_edit did not change (3,245). created went from 1,627
+to 1,572: the 55 that left have an in-place first touch (``sed -i`` 9, ``git checkout``
+14, ``rm`` 26, an SWE-agent ``edit``, a ``>>``). No event's files changed, so P2 and P3
+did not; pooled P1-read, now over the 231 tasks that read a file (352 before), fell for
+every method that ranked the agent's own scripts (brainbox 0.582 -> 0.318, frequency
+0.628 -> 0.307, co-session 0.589 -> 0.162; BM25 0.386 -> 0.370).
 
 Bad input never stops a load: a task whose file is truncated, not JSON, or lacks a field
 is skipped with a :class:`TrajectoryWarning` naming the file (and line, when there is one).
@@ -172,7 +200,7 @@ class TaskBuilder:
         self.gold_read: set[str] = set()
         self.gold_edit: set[str] = set()
         self.created: set[str] = set()
-        self._touched: set[str] = set()
+        self._touched: set[str] = set()  # project-relative paths touched (failed steps aside)
         self._scripts: dict[str, str] = {}  # absolute path -> text the agent wrote into it
 
     # -- paths
@@ -226,9 +254,10 @@ class TaskBuilder:
         args: str | None = None,
         file_tool: bool = False,
     ) -> dict:
-        """Record one tool call. ``files`` are ``(path, action)`` pairs (absolute, or
-        relative to ``cwd``); outside paths are dropped. ``file_tool``: the step is a
-        dedicated file tool, so an error means none of its files were touched."""
+        """Record one tool call. ``files`` are ``(path, fact)`` pairs (absolute, or
+        relative to ``cwd``; facts ``read | edit | create | run``, see the module
+        docstring); outside paths are dropped. ``file_tool``: the step is a dedicated file
+        tool, so an error means none of its files were touched."""
         cwd = self.map_cwd(cwd)
         out, seen = [], set()
         for path, fact in files:
@@ -247,9 +276,9 @@ class TaskBuilder:
                 continue
             if rel not in self._touched:
                 self._touched.add(rel)
-                if fact == "edit":
+                if fact == "create":
                     self.created.add(rel)
-            if fact == "edit":
+            if fact in ("edit", "create"):
                 self.gold_edit.add(rel)
             elif fact in ("read", "search"):
                 self.gold_read.add(rel)
@@ -293,11 +322,13 @@ class TaskBuilder:
         rewrites each resolved path (the Claude Code loader collapses nested checkouts);
         ``shown`` is the command text to record when it differs from the parsed one.
         Scripts written by heredoc are remembered; running a remembered Python script adds
-        the files it opens (agents often patch files that way)."""
+        the files it opens (agents often patch files that way). A test-runner argument
+        that is not plainly a file is one only if that path was touched earlier in the task
+        (see the module docstring)."""
         cwd = self.map_cwd(cwd)
         command = command if isinstance(command, str) else ""
-        d = _shell.describe(command, cwd)
         pm = path_map or (lambda p: p)
+        d = _shell.describe(command, cwd, seen=lambda p: self._was_touched(pm(p), cwd))
         files = [(pm(p), a) for p, a in d["files"]]
         for path, body in d["writes"]:
             self.note_file(pm(path), body)
@@ -310,7 +341,7 @@ class TaskBuilder:
                     for p, a in _shell.python_files(body)
                 ]
         action = d["action"]
-        if action != "edit" and any(a == "edit" for _, a in files):
+        if action != "edit" and any(a in ("edit", "create") for _, a in files):
             action = "edit"
         return self.tool(
             d["tool"],
@@ -323,6 +354,10 @@ class TaskBuilder:
             command=shown if shown is not None else command,
             args=d["terms"],
         )
+
+    def _was_touched(self, path: str, cwd: str) -> bool:
+        ap = self.absolute(path, cwd)
+        return ap is not None and self.rel(ap) in self._touched
 
     def prompt(self, text: str, *, at=None, cwd: str | None = None) -> dict:
         ev = {

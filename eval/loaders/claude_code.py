@@ -50,11 +50,12 @@ SOURCE = "claude_code"
 PROJECT = "/testbed"
 TASK_PREFIX = "Fix this bug to solve the issue based on manual.yaml:"
 
+# File tool -> the fact of its file (base.py); Write writes the whole file: a create.
 _FILE_TOOLS = {
     "Read": "read",
     "Edit": "edit",
     "MultiEdit": "edit",
-    "Write": "edit",
+    "Write": "create",
     "NotebookEdit": "edit",
     "NotebookRead": "read",
 }
@@ -276,9 +277,8 @@ def _add_tool(b: TaskBuilder, item: dict) -> None:
         if p and name == "Write" and not error:
             content = inp.get("content")
             b.note_file(p, _debase(content) if isinstance(content, str) else None)
-        b.tool(
-            name, files=files, action=_FILE_TOOLS[name], cwd=cwd, at=at, error=error, file_tool=True
-        )
+        action = "edit" if _FILE_TOOLS[name] == "create" else _FILE_TOOLS[name]
+        b.tool(name, files=files, action=action, cwd=cwd, at=at, error=error, file_tool=True)
         return
     if name in _SEARCH_TOOLS:
         p = _container_path(inp.get("path"), cwd) if inp.get("path") else None

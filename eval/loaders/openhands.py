@@ -19,8 +19,9 @@ Both are OpenAI-style messages: ``system``, ``user``, ``assistant`` with ``tool_
   timeout notice. The shell is persistent, so the loader follows ``cd`` and the reported
   working directory (``[Current working directory: X]``, the ``user@host:X #`` prompt).
 - ``str_replace_editor{command, path}`` -> tool ``str_replace_editor:<command>``; ``view``
-  reads (a directory view touches no file), ``create``/``str_replace``/``insert``/
-  ``undo_edit`` edit; a result starting ``ERROR:`` is an error.
+  reads (a directory view touches no file), ``str_replace``/``insert``/``undo_edit``/
+  ``edit`` edit, ``create``/``write`` (the whole file) create (the fact; the event's action
+  is ``edit``); a result starting ``ERROR:`` is an error.
 - ``finish`` is the submit step: dropped. ``think`` and ``task_tracker`` are ``plan``; any
   other tool is kept by name.
 
@@ -73,13 +74,14 @@ _META_LINE = re.compile(
     re.MULTILINE,
 )
 _TIMEOUT = re.compile(r"(timed out|no new output after \d+ seconds)", re.IGNORECASE)
+# Editor command -> the fact of its file (base.py).
 _EDIT_CMDS = {
-    "create": "edit",
+    "create": "create",
     "str_replace": "edit",
     "insert": "edit",
     "undo_edit": "edit",
     "view": "read",
-    "write": "edit",
+    "write": "create",
     "edit": "edit",
 }
 _PLAN = {"think", "task_tracker"}
@@ -143,14 +145,15 @@ def _add_call(b: TaskBuilder, name: str, args: dict, result: str | None, cwd: st
     if name in ("str_replace_editor", "file_editor", "edit_file"):
         sub = str(args.get("command") or ("edit" if name == "edit_file" else "view"))
         path = args.get("path")
-        act = _EDIT_CMDS.get(sub, "other")
+        fact = _EDIT_CMDS.get(sub, "other")
+        act = "edit" if fact == "create" else fact
         text = result or ""
         err = text.strip()[:2000] if text.lstrip().startswith("ERROR:") else None
         is_dir = act == "read" and (
             "files and directories" in text[:200]
             or (isinstance(path, str) and not shell.has_extension(path))
         )
-        files = [(path, act)] if isinstance(path, str) and path and not is_dir else []
+        files = [(path, fact)] if isinstance(path, str) and path and not is_dir else []
         if sub == "create" and files and not err:
             b.note_file(path, args.get("file_text"), cwd)
         b.tool(f"{name}:{sub}", files=files, action=act, cwd=cwd, at=at, error=err, file_tool=True)

@@ -13,7 +13,7 @@ command             action    file
 ``open P [N]``      read      ``P``
 ``goto N``          read      ``state.open_file``
 ``scroll_down/up``  read      ``state.open_file``
-``create P``        edit      ``P``
+``create P``        edit      ``P`` (the file's fact: ``create``)
 ``edit N:M ...``    edit      ``state.open_file``
 ``search_file T [F]`` search  ``F`` or ``state.open_file``; ``T`` in ``args``
 ``search_dir T [D]``  search  none (a directory); ``T`` in ``args``
@@ -146,7 +146,7 @@ def _step(b: TaskBuilder, step: dict) -> None:
         err = obs.strip().splitlines()[0] if obs.startswith(("Error", "/root/commands")) else None
         b.tool(
             "create",
-            files=[(words[1], "edit")],
+            files=[(words[1], "create")],
             action="edit",
             cwd=cwd,
             error=err,
