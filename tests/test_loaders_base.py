@@ -155,12 +155,19 @@ def _first_touches(task):
 def test_real_data_runs_are_not_reads_and_created_means_written_first():
     """On the real trajectories: sympy's test runner ``bin/test``, run as ``python
     bin/test ...``, is not read gold in the tasks that only ran it; no dotted test label
-    is a file; a ``reproduce*.py`` written by a heredoc and a file written by Claude
-    Code's ``Write`` as their first touch are created; a file whose first touch is an
-    in-place ``sed -i`` is not."""
-    tasks = _real_tasks("claude-code-swebench-lite") + _real_tasks(
-        "mini-swe-agent-gemini3-verified"
-    )
+    is a file; a ``reproduce*.py`` written by a heredoc, and a file written by Claude
+    Code's ``Write`` or an editor's ``create`` as their first touch, are created; a file
+    whose first touch is an in-place ``sed -i`` is not."""
+    tasks = [
+        t
+        for name in (
+            "claude-code-swebench-lite",
+            "mini-swe-agent-gemini3-verified",
+            "openhands-codeact-verified50",
+            "sweagent-java-multiswebench",
+        )
+        for t in _real_tasks(name)
+    ]
     ran = 0
     for t in tasks:
         runner = f"{t.project}/bin/test"
@@ -170,7 +177,7 @@ def test_real_data_runs_are_not_reads_and_created_means_written_first():
             assert "bin/test" not in t.gold_read, t.id
     assert ran >= 1  # measured: 1 task ran it (sympy__sympy-11870, three times)
     assert not [(t.id, f) for t in tasks for f in _files(t) if _label_like(f)]
-    counts = {"heredoc": 0, "write": 0, "sed -i": 0}
+    counts = {"heredoc": 0, "write": 0, "editor create": 0, "sed -i": 0}
     for t in tasks:
         for rel, e in _first_touches(t).items():
             c = e["command"] or ""
@@ -180,6 +187,9 @@ def test_real_data_runs_are_not_reads_and_created_means_written_first():
                     assert rel in t.created, (t.id, rel)
             elif e["tool"] == "Write":
                 counts["write"] += 1
+                assert rel in t.created, (t.id, rel)
+            elif e["tool"] in ("create", "str_replace_editor:create"):  # SWE-agent, OpenHands
+                counts["editor create"] += 1
                 assert rel in t.created, (t.id, rel)
             elif re.match(r"sed -i", c) and ">" not in c and "\n" not in c:
                 counts["sed -i"] += 1
