@@ -8,6 +8,11 @@ is gone: an option that takes a value only sometimes would swallow the first SOU
 a typo costs seconds, not the whole replay. Progress and diagnostics go to stderr. A
 bad source or setting, an output folder that does not exist, or sources with no usable
 task exit 1 with one line; a usage error exits 2.
+
+``--files both`` (the default) replays the repository-files view and the all-files view
+(``brainbox.eval.views``) and reports both, the repository view as the headline;
+``--ablations`` adds the replays without each channel. Both only add replays: the
+replay loops are the same.
 """
 
 from __future__ import annotations
@@ -107,6 +112,14 @@ def register(cli) -> None:
                   help="Write the Markdown report to PATH (- = stdout).")
     @click.option("--figure", "fig_out", metavar="PATH.png|.svg|.pdf",
                   help="Write the MRR figure (a .png gets a .svg beside it).")
+    @click.option("--files", "files", type=click.Choice(("both", "repo", "all")), default="both",
+                  show_default=True,
+                  help="Files scored: repo (the repository's only: a file the agent created "
+                       "is neither gold nor a candidate), all, or both views (the headline "
+                       "is repo).")
+    @click.option("--ablations", is_flag=True,
+                  help="Also replay without each recall channel in turn; one table per "
+                       "view: probe x ablation, difference and paired interval.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
@@ -114,7 +127,7 @@ def register(cli) -> None:
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
-               md_out, fig_out, no_progress, engine):
+               md_out, fig_out, files, ablations, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -123,6 +136,7 @@ def register(cli) -> None:
           brainbox replay ../shared/data/trajectories --workers 2 --json-out out.json \\
               --markdown out.md --figure out.png
           brainbox replay runs/ --format swe-agent --repos 5 --split test
+          brainbox replay ../shared/data/trajectories --files both --ablations
           brainbox replay --synthetic 100000 --no-progress --json
         """
         from brainbox import BrainboxError
@@ -146,7 +160,8 @@ def register(cli) -> None:
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,
                          scheduler=scheduler, ablate=ablate, synthetic=synthetic,
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
-                         progress=not no_progress, engine=engine,
+                         progress=not no_progress, engine=engine, files=files,
+                         ablations=ablations,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             _fail(_cli_message(str(exc)))
@@ -169,7 +184,11 @@ def register(cli) -> None:
                        "no figure written", err=True)
         tm = result["timings"]
         warm = tm.get("compile_s") or 0.0
-        click.echo(f"replayed {tm['events']:,} events in {tm['replay_s']:.1f} s"
+        runs = tm.get("replays", 0)
+        click.echo(f"replayed {tm['events']:,} events"
+                   + (f" ({runs} series replays: views and ablations)"
+                      if runs > len(result["series"]) else "")
+                   + f" in {tm['replay_s']:.1f} s"
                    + (f", {warm:.1f} s of it loading or compiling kernels" if warm >= 0.05
                       else "")
                    + f" ({tm['events_per_s'] or 0:,.0f} events/s"

@@ -16,6 +16,11 @@ method the **sum** of reciprocal ranks over its scored predictions. From those:
 
 Determinism: a fresh ``numpy.random.default_rng([seed, probe number])`` per probe, so the
 interval of a probe does not depend on which other probes or methods are present.
+
+Ablations (:func:`ablation`) are judged with the same bootstrap: the full model's and the
+ablated model's brainbox records of the same tasks become two "methods" of one record
+per task, so "ablated minus full" is paired over whole trajectories and drawn from the
+very resamples the method differences of the cohort use (the same *n*, the same seed).
 """
 
 from __future__ import annotations
@@ -112,3 +117,33 @@ def evaluate(tasks: list[dict], methods: tuple, *, seed: int = 42, resamples: in
         res["strongest"] = methods[best]
         out[probe] = res
     return out
+
+
+def ablation(full: list[dict], ablated: list[dict], *, method: int = 0, seed: int = 42,
+             resamples: int = 1000, probes=PROBES, level: float = 0.95) -> dict:
+    """The effect of an ablation on method ``method`` (0: brainbox) of the per-task records
+    ``full`` and ``ablated`` (two replays of the same tasks, in the same order): ``{probe:
+    {"mrr": ablated MRR, "full": full MRR, "diff": ablated minus full, "ci": [lo, hi] or
+    None, "n"}}``, through :func:`evaluate`'s paired bootstrap. Raises ``ValueError`` when
+    the records are not of the same tasks with the same scored predictions (the probes a
+    replay scores do not depend on the model, so they always are for one series)."""
+    if len(full) != len(ablated):
+        raise ValueError(f"{len(ablated)} ablated records for {len(full)} tasks")
+    rows = []
+    for f, a in zip(full, ablated):
+        if f.get("id") != a.get("id") or f.get("repo") != a.get("repo"):
+            raise ValueError(f"records of different tasks: {f.get('id')!r}, {a.get('id')!r}")
+        row = {}
+        for p in probes:
+            fp, ap = f["probes"][p], a["probes"][p]
+            if fp["scored"] != ap["scored"]:
+                raise ValueError(f"task {f.get('id')!r}: {p} scored {fp['scored']} times in "
+                                 f"the full replay, {ap['scored']} ablated")
+            row[p] = {"scored": fp["scored"], "rr": [ap["rr"][method], fp["rr"][method]]}
+        rows.append({"probes": row})
+    res = evaluate(rows, ("ablated", "full"), seed=seed, resamples=resamples, probes=probes,
+                   level=level)
+    return {p: {"mrr": r["mrr"]["ablated"], "full": r["mrr"]["full"], "n": r["n"],
+                "diff": r["diff"]["full"]["diff"] if r["n"] else None,
+                "ci": r["diff"]["full"]["ci"] if r["n"] else None}
+            for p, r in res.items()}

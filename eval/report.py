@@ -2,24 +2,30 @@
 Figure 4).
 
 The result document (:func:`brainbox.eval.runner.run`) holds one entry per cohort (each
-source, plus ``all`` when there are several). For each cohort this module prints:
+source, plus ``all`` when there are several) for each view of the files
+(:mod:`brainbox.eval.views`: ``views``, the headline view first, whose cohorts are also
+the top-level ``cohorts``). For each view ("All files", "Repository files only") and
+cohort this module prints:
 
 - **Coverage**: Probe, Gold targets, Eligible, Probes, Scored (Table 2).
 - **Results**: brainbox against the strongest baseline per probe (chosen after the fact,
   as in the paper), the difference and its paired 95% interval, and *n* (Tables 3-4).
 - **All methods**: MRR of every method (Appendix A), and every baseline's difference
   with its interval.
+- **Ablations** (``--ablations``), per view, for the pooled cohort: the full model and
+  each channel removed, the difference and its paired interval (:func:`ablation_table`).
 - Timings: wall time, events per second, and where the time went.
 
 :func:`figure` draws MRR per probe for brainbox and the strongest baseline with the
-bootstrap interval of each as whiskers, one panel per cohort, with n and the eligible
-share on the figure (choices in :func:`draw`); a ``.png`` is written with an ``.svg``
-beside it. It needs matplotlib (the ``plot`` extra) and returns ``False`` without it.
+bootstrap interval of each as whiskers, one panel per cohort and view, with n and the
+eligible share on the figure (choices in :func:`draw`); a ``.png`` is written with an
+``.svg`` beside it. It needs matplotlib (the ``plot`` extra) and returns ``False`` without it.
 """
 
 from __future__ import annotations
 
 from brainbox.eval.metrics import PROBE_LABELS, PROBES
+from brainbox.eval.views import LABELS
 
 NAMES = {"brainbox": "BrainBox", "recency": "Recency", "frequency": "Frequency",
          "bm25": "BM25", "cosession": "Co-session", "random": "Random"}
@@ -89,8 +95,52 @@ def differences_table(cohort: dict, methods: list[str]) -> list[str]:
                   "l" + "l" * (len(methods) - 1))
 
 
+def views(result: dict) -> list[tuple[str | None, dict]]:
+    """[(view name, its cohorts)], the headline view first; ``[(None, cohorts)]`` for a
+    result without views (written before ``--files``)."""
+    by_view = result.get("views")
+    if not by_view:
+        return [(None, result["cohorts"])]
+    order = result.get("settings", {}).get("views") or list(by_view)
+    return [(v, by_view[v]["cohorts"]) for v in order if v in by_view]
+
+
+def ablation_table(result: dict, view: str) -> list[str]:
+    """Probe x ablation of ``view``'s pooled cohort: the full model's MRR, then each
+    channel removed with its MRR, the difference (ablated minus full) and its interval."""
+    abl = result["ablations"][view]
+    pooled = list(result["views"][view]["cohorts"].values())[-1]["results"]
+    rows = [["full model"] + [_f(pooled[p]["mrr"].get("brainbox")) for p in PROBES]]
+    for channel, by_probe in abl.items():
+        cells = []
+        for p in PROBES:
+            e = by_probe[p]
+            if e["mrr"] is None:
+                cells.append("–")
+            else:
+                cells.append(f"{_f(e['mrr'])} {_f(e['diff'], True)}"
+                             + (f" {_ci(e['ci'])}" if e["ci"] else ""))
+        rows.append([f"− {channel}"] + cells)
+    return _table(["Model"] + [PROBE_LABELS[p] for p in PROBES], rows, "l" + "l" * len(PROBES))
+
+
+def _cohort_section(name: str, c: dict, methods: list[str], level: str) -> list[str]:
+    lines = [f"{level} {name}", "",
+             f"{c['series']} repositories, {c['tasks']:,} tasks, {c['events']:,} events.",
+             "", ("Coverage (*Eligible* targets were seen in an earlier task; for P1 gold "
+                  "targets are summed over tasks, for P2 and P3 they are predictions):"), ""]
+    lines += coverage_table(c) + [""]
+    lines += [("BrainBox against the strongest baseline (*n*: trajectories with a scored "
+               "target; paired 95% bootstrap interval of the difference):"), ""]
+    lines += results_table(c) + ["", "All methods (MRR):", ""]
+    lines += methods_table(c, methods) + ["", "BrainBox minus each baseline:", ""]
+    lines += differences_table(c, methods) + [""]
+    return lines
+
+
 def markdown(result: dict) -> str:
-    """The whole report as Markdown."""
+    """The whole report as Markdown: each view (the headline first), its cohorts, the
+    ablation tables, the timings."""
     s = result["settings"]
     methods = s["methods"]
     tm = result["timings"]
@@ -101,20 +151,37 @@ def markdown(result: dict) -> str:
                  + f"; seed {s['seed']}; {s['bootstrap']} bootstrap resamples; split "
                  f"{s['split']}; ablated channels: {ablate}. MRR@{s['k']['files']} for files, "
                  f"MRR@{s['k']['tools']} for tools, conditional on eligible targets.")
+    vs = views(result)
+    if vs[0][0] is not None:
+        lines += ["", f"Views: {', '.join(LABELS[v] for v, _ in vs)}; the headline (the "
+                  f"top-level cohorts of the JSON) is *{LABELS[vs[0][0]]}*."
+                  + (f" In *{LABELS['repo']}* no method ranks, is scored on, or learns from a "
+                     "file the agent created (in this task or an earlier one of its series)."
+                     if any(v == "repo" for v, _ in vs) else "")]
     lines.append("")
-    for name, c in result["cohorts"].items():
-        lines += [f"## {name}", "",
-                  f"{c['series']} repositories, {c['tasks']:,} tasks, {c['events']:,} events.",
-                  "", ("Coverage (*Eligible* targets were seen in an earlier task; for P1 gold "
-                  "targets are summed over tasks, for P2 and P3 they are predictions):"), ""]
-        lines += coverage_table(c) + [""]
-        lines += [("BrainBox against the strongest baseline (*n*: trajectories with a scored "
-                  "target; paired 95% bootstrap interval of the difference):"), ""]
-        lines += results_table(c) + ["", "All methods (MRR):", ""]
-        lines += methods_table(c, methods) + ["", "BrainBox minus each baseline:", ""]
-        lines += differences_table(c, methods) + [""]
+    for view, cohorts in vs:
+        level = "##"
+        if view is not None:
+            lines += [f"## {LABELS[view]}", ""]
+            level = "###"
+        for name, c in cohorts.items():
+            lines += _cohort_section(name, c, methods, level)
+    if result.get("ablations"):
+        pooled = list(vs[0][1])[-1]
+        skipped = "; ".join(f"{c}: {why}" for c, why in s.get("ablations_skipped", {}).items())
+        lines += ["## Ablations", "",
+                  (f"Each channel removed in turn, cohort *{pooled}*: the ablated model's MRR, "
+                   "the difference (ablated minus full) and its paired 95% bootstrap interval "
+                   "over whole trajectories (the resamples of the tables above)."
+                   + (f" Not ablated: {skipped}." if skipped else "")), ""]
+        for view, _ in vs:
+            if view in result["ablations"]:
+                lines += [f"### {LABELS[view]}", ""] + ablation_table(result, view) + [""]
     lines += ["## Timings", ""]
     eps = tm.get("events_per_s")
+    if tm.get("replays", 1) > 1 or tm.get("reused"):
+        lines.append(f"{tm['replays']} series replays (each view and model; "
+                     f"{tm.get('reused', 0)} more reused a view equal to the all view).")
     lines.append(f"{tm['events']:,} events replayed in {tm['replay_s']:.1f} s "
                  f"({eps or 0:,.0f} events/s; executor {tm['executor']}"
                  + (f", workers: {tm['workers']}" if tm.get("workers") else "")
@@ -183,22 +250,34 @@ def draw(result: dict):
     panels, never over a bar; each panel's axis reaches its highest whisker (the trial's
     openhands P1 intervals, n = 4, ran past 1.0 and were clipped); n (trajectories with a
     scored target) above each pair, the eligible share and the baseline's name under each
-    probe; a caption that says what conditional MRR is."""
+    probe; a caption that says what conditional MRR is. With two views (``--files both``)
+    each cohort is a row and each view a column, the headline view on the left, so a
+    cohort's two views sit side by side on one axis scale each."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    cohorts = list(result["cohorts"].items())
-    ncols = 1 if len(cohorts) == 1 else 2
-    nrows = -(-len(cohorts) // ncols)
+    vs = views(result)
+    if len(vs) == 1:  # one view: the cohorts in two columns
+        cohorts = list(vs[0][1].items())
+        if vs[0][0] is not None:
+            cohorts = [(f"{LABELS[vs[0][0]]}\n{name}", c) for name, c in cohorts]
+        ncols = 1 if len(cohorts) == 1 else 2
+        nrows = -(-len(cohorts) // ncols)
+        flat_cohorts = cohorts
+    else:  # one column per view (the headline left), one row per cohort
+        names = list(vs[0][1])
+        ncols, nrows = len(vs), len(names)
+        flat_cohorts = [(f"{LABELS[v]}\n{name}", cs[name]) for name in names for v, cs in vs
+                        if name in cs]
     fig, axes = plt.subplots(nrows, ncols, figsize=(7, max(4.5, 3.3 * nrows + 1.2)),
                              squeeze=False)
     flat = [ax for row in axes for ax in row]
-    for ax in flat[len(cohorts):]:
+    for ax in flat[len(flat_cohorts):]:
         ax.axis("off")
-    for ax, (name, c) in zip(flat, cohorts):
+    for ax, (name, c) in zip(flat, flat_cohorts):
         _panel(ax, name, c)
     for row in axes:
         row[0].set_ylabel("conditional MRR", fontsize=8)

@@ -14,6 +14,17 @@ Repository series are independent, so they are the unit of parallel work:
 are merged in a canonical order (source, then repository), and the replay of a series
 depends only on its tasks and the settings, so the JSON is identical, apart from
 ``timings``, for any number of workers and either executor.
+
+**Views and ablations.** One job is one series with every replay the settings ask for:
+each view of ``--files`` (:mod:`brainbox.eval.views`; a series' repo view that equals its
+all view, as the synthetic workload's always does, reuses the all view's records), each
+with the full model and, with ``--ablations``, once more per channel removed. A job per
+series rather than per replay ships a series' tasks once and warms up once; on the
+development set (25 series, the largest about 14% of the events) the schedule's tail
+stays short. The replays line up task by task, so an ablation's effect is paired over
+the same trajectories (:func:`brainbox.eval.metrics.ablation`). ``timings.events``
+counts every event replayed (views and ablations), so events per second stay the
+replay's throughput whatever is asked for.
 """
 
 from __future__ import annotations
@@ -29,13 +40,14 @@ from pathlib import Path
 
 from brainbox import BrainboxError
 from brainbox.eval import sources as S
+from brainbox.eval import views as V
 from brainbox.eval.compiled import PARTS as FAST_PARTS
 from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.compiled import warmup as fast_warmup
-from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, coverage, evaluate
+from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, ablation, coverage, evaluate
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
 
-SCHEMA = "brainbox.replay/1"
+SCHEMA = "brainbox.replay/2"  # 2: views (--files) and ablations (--ablations)
 
 
 class Progress:
@@ -103,30 +115,74 @@ def run_series(payload: dict, settings: dict, queue=None) -> dict:
 
 
 def _run_series(payload: dict, settings: dict, queue=None) -> dict:
-    if payload["kind"] == "synthetic":
-        tasks = S.synthetic_tasks(payload["spec"], payload["project"])
-    else:
-        tasks = payload["tasks"]
+    """Every replay of one series the settings ask for: each view of ``settings["files"]``
+    (:data:`brainbox.eval.views.FILES`), each with the full model and, for each channel of
+    ``settings["ablations"]``, the model without it. A view that equals the all view (no
+    agent file: :mod:`brainbox.eval.views`) reuses that view's records instead of replaying
+    them again (the replay is a pure function of tasks and settings)."""
+    synthetic = payload["kind"] == "synthetic"
     queue = queue if queue is not None else _QUEUE
     on_task = (lambda n: queue.put((1, n))) if queue is not None else None
     compiled = settings.get("engine", "compiled") == "compiled"
     warm = _warm(compiled, live=None if queue is None or isinstance(queue, _Callback) else False)
     if queue is not None and warm:
         queue.put((0, 0, False, warm))
-    kw = {"series": f"{payload['source']}:{payload['repo']}", "seed": settings["seed"],
-          "ablate": settings["ablate"], "t0": T0, "on_task": on_task}
-    if compiled:
-        try:
-            out = replay_series_fast(tasks, **kw)
-        except MultiProject:  # a task spans projects: the reference loop, from the start
-            if payload["kind"] == "synthetic":
+    views = V.FILES[settings.get("files", "all")]
+    variants = [None] + list(settings.get("ablations") or ())
+    series = f"{payload['source']}:{payload['repo']}"
+
+    def tasks_of(view):
+        """What gives the view's tasks afresh (a list, or the synthetic stream), and
+        whether the view equals the all view."""
+        if synthetic:
+            def make():
                 tasks = S.synthetic_tasks(payload["spec"], payload["project"])
-            out = replay_series(tasks, **kw)
-    else:
-        out = replay_series(tasks, **kw)
-    out["source"], out["repo"] = payload["source"], payload["repo"]
-    out["timings"]["warmup"] = warm
-    return out
+                return tasks if view == "all" else V.creates_nothing(tasks)
+            return make, True
+        if view == "all":
+            return (lambda: payload["tasks"]), True
+        tasks = V.repo_view(payload["tasks"])
+        return (lambda: tasks), all(a is b for a, b in zip(tasks, payload["tasks"]))
+
+    runs: dict = {}
+    timings: dict = {}
+    replayed = {"replays": 0, "reused": 0, "tasks": 0, "events": 0}
+    out = None
+    for view in sorted(views, key=V.VIEWS.index):  # the all view first: repo may reuse it
+        make, same = tasks_of(view)
+        runs[view] = {}
+        for channel in variants:
+            key = channel or "full"
+            if view != "all" and same and "all" in runs:
+                runs[view][key] = runs["all"][key]
+                replayed["reused"] += 1
+                replayed["tasks"] += len(runs[view][key])
+                if queue is not None:
+                    queue.put((len(runs[view][key]), 0))
+                continue
+            ablate = sorted(set(settings["ablate"]) | ({channel} if channel else set()))
+            out = _replay(make, compiled, {"series": series, "seed": settings["seed"], "ablate": ablate,
+                                           "t0": T0, "on_task": on_task})
+            runs[view][key] = out["tasks"]
+            replayed["replays"] += 1
+            replayed["tasks"] += len(out["tasks"])
+            replayed["events"] += out["events"]
+            for part, v in out["timings"].items():
+                timings[part] = timings.get(part, 0.0) + v
+    timings["warmup"] = warm
+    return {"source": payload["source"], "repo": payload["repo"], "series": series,
+            "events": out["events"], "skipped_events": out["skipped_events"],
+            "runs": runs, "replayed": replayed, "timings": timings}
+
+
+def _replay(make, compiled: bool, kw: dict) -> dict:
+    """One replay of the tasks ``make()`` gives: the compiled loop, or the reference."""
+    if not compiled:
+        return replay_series(make(), **kw)
+    try:
+        return replay_series_fast(make(), **kw)
+    except MultiProject:  # a task spans projects: the reference loop, from the start
+        return replay_series(make(), **kw)
 
 
 def _warm(compiled: bool, live=None) -> float:
@@ -246,7 +302,7 @@ class _Dask(_Local):
 
         for f in dask_completed(list(futures)):
             res = f.result()
-            self.bar.update(len(res["tasks"]), res["events"])
+            self.bar.update(res["replayed"]["tasks"], res["replayed"]["events"])
             yield res
 
     def close(self):
@@ -275,9 +331,14 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         max_tasks_per_repo: int | None = None, split: str = "all", seed: int = 42,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
-        progress: bool = True, engine: str = "compiled",
-        log=None) -> dict:
-    """The whole replay; returns the result document (see :mod:`brainbox.eval.report`)."""
+        progress: bool = True, engine: str = "compiled", files: str = "both",
+        ablations: bool = False, log=None) -> dict:
+    """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
+
+    ``files``: the views replayed (``all``, ``repo`` or ``both``, :mod:`brainbox.eval.views`);
+    the top-level ``cohorts`` and ``tasks`` are the headline view's (``repo`` unless only
+    ``all`` is asked for), ``views`` holds every view's cohorts. ``ablations``: also replay
+    each channel removed (:func:`ablation_channels`) and report ``ablations``."""
     from brainbox.recall import CHANNELS
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -290,14 +351,21 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         raise BrainboxError("--workers must be at least 1")
     if engine not in ENGINES:
         raise BrainboxError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if files not in V.FILES:
+        raise BrainboxError(f"unknown files view {files!r}; expected one of "
+                            f"{', '.join(V.FILES)}")
+    channels, skipped = ablation_channels(CHANNELS, ablate) if ablations else ([], {})
     settings = {
         "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
         "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
         "k": {"files": K_FILES, "tools": K_TOOLS},
         "clock": {"t0": T0, "event_s": 1.0, "task_gap_s": 1.0},
         "methods": list(METHODS), "probes": list(PROBES), "synthetic": None,
-        "engine": engine,
+        "engine": engine, "files": files, "views": list(V.FILES[files]),
+        "ablations": channels, "ablations_skipped": skipped,
     }
+    views = V.FILES[files]
+    runs_per_series = len(views) * (1 + len(channels))
     t_wall = time.perf_counter()
     bar = Progress(None, enabled=progress)
     expanded = S.expand_sources(sources, S.FORMAT_ALIASES.get(fmt, fmt)) if sources else []
@@ -337,7 +405,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
             n_tasks += sum(len(p["tasks"]) for p in batch)
             submit(batch)
         t_load = time.perf_counter() - t
-        bar.total = None if synthetic else n_tasks
+        bar.total = None if synthetic else n_tasks * runs_per_series
 
         # 2. The manifest, while the workers replay (~0.3 s per 100 MiB hashed).
         t1 = time.perf_counter()
@@ -360,24 +428,28 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     rank = {label: i for i, label in enumerate(labels)}
     merged = [results[i] for i in sorted(results, key=lambda i: (rank[payloads[i]["source"]],
                                                                  payloads[i]["repo"]))]
-    cohorts, cohort_times = {}, {}
     groups = [(label, [r for r in merged if r["source"] == label]) for label in labels]
     if len(labels) > 1:
         groups.append(("all", merged))
+    by_view = {v: {"cohorts": _cohorts(groups, v, seed, bootstrap)} for v in views}
+    ablation_doc = None
+    if ablations:
+        rs = groups[-1][1]  # the pooled cohort: "all" when there are several sources
+        ablation_doc = {}
+        for v in views:
+            full = [t for r in rs for t in r["runs"][v]["full"]]
+            ablation_doc[v] = {c: ablation(full, [t for r in rs for t in r["runs"][v][c]],
+                                           seed=seed, resamples=bootstrap)
+                               for c in channels}
+    cohort_times = {}
     for label, rs in groups:
-        tasks = [t for r in rs for t in r["tasks"]]
-        cohorts[label] = {
-            "series": len(rs), "tasks": len(tasks), "events": sum(r["events"] for r in rs),
-            "coverage": coverage(tasks),
-            "results": evaluate(tasks, METHODS, seed=seed, resamples=bootstrap),
-        }
-        ev, cpu_c = sum(r["events"] for r in rs), sum(r["timings"]["cpu"] for r in rs)
+        ev, cpu_c = sum(r["replayed"]["events"] for r in rs), sum(r["timings"]["cpu"] for r in rs)
         cohort_times[label] = {
             "events": ev, "series_wall_s": sum(r["timings"]["total"] for r in rs),
             "series_cpu_s": cpu_c, "events_per_s_per_core": ev / cpu_c if cpu_c else None}
     t_eval = time.perf_counter() - t
     commit, dirty = source_commit()
-    events = sum(r["events"] for r in merged)
+    events = sum(r["replayed"]["events"] for r in merged)  # every replay run, views and ablations
     # Each process warms up once, before its first series; processes warm up side by side.
     warms = [r["timings"]["warmup"] for r in merged]
     compile_s = (sum(warms) if ex.workers == 1 else max(warms, default=0.0))
@@ -392,17 +464,21 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         "source_commit": commit,
         "source_dirty": dirty,
         "inputs": inputs,
-        "cohorts": cohorts,
-        "series": [{"source": r["source"], "repo": r["repo"], "tasks": len(r["tasks"]),
+        "cohorts": by_view[views[0]]["cohorts"],
+        "views": by_view,
+        "ablations": ablation_doc,
+        "series": [{"source": r["source"], "repo": r["repo"], "tasks": len(r["runs"][views[0]]["full"]),
                     "events": r["events"], "skipped_events": r["skipped_events"]}
                    for r in merged],
-        "tasks": [t for r in merged for t in r["tasks"]],
+        "tasks": [t for r in merged for t in r["runs"][views[0]]["full"]],
         "timings": {
             "executor": ex.name, "workers": ex.workers, "scheduler": scheduler,
             "cpu_count": os.cpu_count(),
             "wall_s": time.perf_counter() - t_wall, "load_s": t_load,
             "replay_s": t_replay, "replay_after_load_s": t_replay - t_load,
             "manifest_s": t_manifest, "evaluate_s": t_eval, "events": events,
+            "replays": sum(r["replayed"]["replays"] for r in merged),
+            "reused": sum(r["replayed"]["reused"] for r in merged),
             "compile_s": compile_s,
             "events_per_s": events / (t_replay - compile_s) if t_replay > compile_s else None,
             "series_wall_s": busy, "series_cpu_s": cpu,
@@ -416,6 +492,33 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
                        for r in merged],
         },
     }
+
+
+def ablation_channels(channels, ablate=()) -> tuple[list[str], dict[str, str]]:
+    """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
+    those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
+    that channel never ranks there) and the channels ``--ablate`` already removed from the
+    full model."""
+    skip = {}
+    for c in channels:
+        if c == "snippet":
+            skip[c] = "the replay has no code index: the channel never ranks there"
+        elif c in ablate:
+            skip[c] = "removed from the full model (--ablate)"
+    return [c for c in channels if c not in skip], skip
+
+
+def _cohorts(groups, view: str, seed: int, bootstrap: int) -> dict:
+    """Each cohort's coverage and results in ``view`` (full-model records)."""
+    out = {}
+    for label, rs in groups:
+        tasks = [t for r in rs for t in r["runs"][view]["full"]]
+        out[label] = {
+            "series": len(rs), "tasks": len(tasks), "events": sum(r["events"] for r in rs),
+            "coverage": coverage(tasks),
+            "results": evaluate(tasks, METHODS, seed=seed, resamples=bootstrap),
+        }
+    return out
 
 
 def _bytes(path: Path) -> int:

@@ -1,9 +1,18 @@
 """Metrics of the replay: reciprocal rank, coverage, MRR and the paired bootstrap."""
 
+import copy
+
 import numpy as np
 import pytest
 
-from brainbox.eval.metrics import PROBES, coverage, evaluate, new_probe_record, reciprocal_rank
+from brainbox.eval.metrics import (
+    PROBES,
+    ablation,
+    coverage,
+    evaluate,
+    new_probe_record,
+    reciprocal_rank,
+)
 
 METHODS = ("brainbox", "a", "b")
 
@@ -81,3 +90,45 @@ def test_strongest_baseline_is_the_best_mrr_ties_by_method_order():
     assert evaluate(ts, METHODS, resamples=0)["P3"]["strongest"] == "a"
     ts = [task({"P3": [0.1, 0.2, 0.5]})]
     assert evaluate(ts, METHODS, resamples=0)["P3"]["strongest"] == "b"
+
+
+def _pair(rng, n=25):
+    """(full, ablated) per-task records of the same tasks: brainbox's RR differs."""
+    full, ablated = [], []
+    for i in range(n):
+        x, y = float(rng.random()), float(rng.random())
+        f, a = task({"P2": [x, 0.3, 0.0]}), task({"P2": [y, 0.3, 0.0]})
+        f["id"] = a["id"] = f"t{i}"
+        full.append(f)
+        ablated.append(a)
+    return full, ablated
+
+
+def test_an_ablation_is_judged_on_the_method_differences_resamples():
+    full, ablated = _pair(np.random.default_rng(3))
+    got = ablation(full, ablated, seed=42, resamples=300)["P2"]
+    # the same comparison as a method difference: brainbox = full, "a" = ablated
+    both = [task({"P2": [f["probes"]["P2"]["rr"][0], a["probes"]["P2"]["rr"][0], 0.0]})
+            for f, a in zip(full, ablated)]
+    ref = evaluate(both, METHODS, seed=42, resamples=300)["P2"]
+    assert got["full"] == pytest.approx(ref["mrr"]["brainbox"])
+    assert got["mrr"] == pytest.approx(ref["mrr"]["a"])
+    assert got["diff"] == pytest.approx(-ref["diff"]["a"]["diff"])  # ablated minus full
+    lo, hi = ref["diff"]["a"]["ci"]
+    assert got["ci"] == pytest.approx([-hi, -lo])
+    assert got["n"] == ref["n"] == 25
+    assert ablation(full, ablated, seed=42, resamples=300)["P1-edit"]["mrr"] is None
+
+
+def test_an_ablation_that_changes_nothing_has_a_zero_interval_and_records_must_line_up():
+    full, _ = _pair(np.random.default_rng(4))
+    same = ablation(full, full, resamples=100)["P2"]
+    assert same["diff"] == 0.0 and same["ci"] == [0.0, 0.0]
+    with pytest.raises(ValueError, match="different tasks"):
+        ablation(full, full[1:] + full[:1])
+    with pytest.raises(ValueError, match="ablated records"):
+        ablation(full, full[1:])
+    other = copy.deepcopy(full)
+    other[0]["probes"]["P2"]["scored"] = 2
+    with pytest.raises(ValueError, match="scored"):
+        ablation(full, other)

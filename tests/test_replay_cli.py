@@ -3,6 +3,7 @@ small slice of the real development data (skipped when ../shared/data is absent)
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -10,6 +11,8 @@ from click.testing import CliRunner
 from brainbox.cli.app import cli
 from brainbox.eval.metrics import PROBES
 from brainbox.eval.sources import manifest
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def invoke(*args):
@@ -22,7 +25,10 @@ def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
                "--json-out", str(out), "--markdown", str(md), "--figure", str(fig))
     assert r.exit_code == 0, r.output
     data = json.loads(out.read_text())
-    assert data["schema"] == "brainbox.replay/1"
+    assert data["schema"] == "brainbox.replay/2"
+    assert data["settings"]["files"] == "both" and data["settings"]["views"] == ["repo", "all"]
+    assert data["cohorts"] == data["views"]["repo"]["cohorts"] == data["views"]["all"]["cohorts"]
+    assert data["ablations"] is None
     assert data["settings"]["synthetic"]["events"] == 400
     assert data["settings"]["methods"] == ["brainbox", "recency", "frequency", "bm25",
                                            "cosession", "random"]
@@ -32,6 +38,7 @@ def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
     assert data["source_commit"]
     text = md.read_text()
     assert "| Probe | Gold targets | Eligible | Probes | Scored |" in text
+    assert text.index("## Repository files only") < text.index("## All files")
     assert "P3 next tool" in text
     try:
         import matplotlib  # noqa: F401
@@ -101,6 +108,48 @@ def test_the_format_error_names_the_cli_spellings(tmp_path, what):
     assert "claude_code" not in r.stderr and "format=" not in r.stderr
 
 
+def test_ablations_replay_each_channel_removed_and_report_the_paired_difference(tmp_path):
+    md = tmp_path / "r.md"
+    r = invoke("replay", "--synthetic", "400", "--bootstrap", "50", "--no-progress",
+               "--ablations", "--json", "--markdown", str(md))
+    data = json.loads(r.stdout)
+    from brainbox.recall import CHANNELS
+
+    assert data["settings"]["ablations"] == [c for c in CHANNELS if c != "snippet"]
+    assert list(data["settings"]["ablations_skipped"]) == ["snippet"]
+    assert set(data["ablations"]) == {"repo", "all"}
+    res = data["cohorts"]["synthetic"]["results"]
+    for channel in data["settings"]["ablations"]:
+        by_probe = data["ablations"]["repo"][channel]
+        # the ablated model is the one --ablate CHANNEL replays
+        alone = json.loads(invoke("replay", "--synthetic", "400", "--bootstrap", "0",
+                                  "--no-progress", "--files", "all", "--ablate", channel,
+                                  "--json").stdout)["cohorts"]["synthetic"]["results"]
+        for p in PROBES:
+            e = by_probe[p]
+            assert e["mrr"] == alone[p]["mrr"]["brainbox"]
+            assert e["full"] == res[p]["mrr"]["brainbox"]
+            assert e["diff"] == pytest.approx(e["mrr"] - e["full"])
+            assert e["ci"][0] <= e["diff"] <= e["ci"][1]
+    changed = [c for c in data["settings"]["ablations"]
+               if any(data["ablations"]["all"][c][p]["diff"] != 0 for p in PROBES)]
+    assert changed  # an ablation that changes nothing everywhere would prove nothing here
+    text = md.read_text()
+    tables = text[text.index("## Ablations"):text.index("## Timings")]
+    assert "### Repository files only" in tables and "### All files" in tables
+    assert "| full model |" in tables and "| − lexical |" in tables and "snippet" in tables
+    assert data["timings"]["replays"] == len(CHANNELS)  # full + six, the repo view reused
+
+
+def test_a_channel_given_to_ablate_is_not_ablated_again():
+    data = json.loads(invoke("replay", "--synthetic", "300", "--bootstrap", "0",
+                             "--no-progress", "--ablate", "lexical", "--ablations",
+                             "--json").stdout)
+    assert "lexical" not in data["settings"]["ablations"]
+    assert "lexical" in data["settings"]["ablations_skipped"]
+    assert "lexical" not in data["ablations"]["repo"]
+
+
 def test_ablation_is_recorded_and_a_bad_channel_is_a_usage_error():
     r = CliRunner().invoke(cli, ["replay", "--synthetic", "300", "--bootstrap", "0",
                                  "--no-progress", "--ablate", "lexical", "--json"])
@@ -154,6 +203,66 @@ def test_replay_of_a_dev_data_slice(data_dir, tmp_path):
     assert cov["P2"]["gold"] == cov["P2"]["probes"] >= cov["P2"]["eligible"] == cov["P2"]["scored"]
     assert cov["P3"]["scored"] > 0
     assert [t["order"] for t in data["tasks"]] == sorted(t["order"] for t in data["tasks"])
+
+
+@pytest.fixture(scope="module")
+def openhands_views(tmp_path_factory):
+    """The openhands source (22 tasks, files created in some) replayed with --files both,
+    --files all and, for its six first tasks, both views with each engine."""
+    src = DATA / "trajectories" / "openhands-codeact-verified50"
+    if not src.is_dir():
+        pytest.skip("openhands source absent")
+    out = {}
+    for key, args in (("both", []), ("all", ["--files", "all"]), ("repo", ["--files", "repo"]),
+                      ("python", ["--engine", "python", "--max-tasks-per-repo", "6"]),
+                      ("compiled", ["--max-tasks-per-repo", "6"])):
+        path = tmp_path_factory.mktemp("oh") / f"{key}.json"
+        r = invoke("replay", str(src), "--bootstrap", "100", "--no-progress", "--json-out",
+                   str(path), *args)
+        assert r.exit_code == 0, r.output
+        out[key] = json.loads(path.read_text())
+    return out
+
+
+def test_files_all_gives_the_all_view_of_files_both(openhands_views):
+    both, alone = openhands_views["both"], openhands_views["all"]
+    assert alone["settings"]["views"] == ["all"] and list(alone["views"]) == ["all"]
+    assert alone["cohorts"] == both["views"]["all"]["cohorts"]
+    assert openhands_views["repo"]["cohorts"] == both["cohorts"] == both["views"]["repo"][
+        "cohorts"]
+    assert both["tasks"] == openhands_views["repo"]["tasks"]
+
+
+def test_the_repo_view_scores_fewer_targets_than_the_all_view_on_real_data(openhands_views):
+    both = openhands_views["both"]
+    (repo,) = both["views"]["repo"]["cohorts"].values()
+    (full,) = both["views"]["all"]["cohorts"].values()
+    assert repo["coverage"]["P1-edit"]["gold"] < full["coverage"]["P1-edit"]["gold"]
+    assert repo["coverage"]["P2"]["probes"] < full["coverage"]["P2"]["probes"]
+    assert repo["coverage"]["P3"] == full["coverage"]["P3"]  # a view changes no tool call
+    assert both["timings"]["replays"] == 2 and both["timings"]["reused"] == 0
+
+
+def test_both_engines_give_the_same_views(openhands_views):
+    py, fast = openhands_views["python"], openhands_views["compiled"]
+    assert py["views"] == fast["views"]
+    assert py["views"]["repo"] != py["views"]["all"]
+
+
+def test_the_figure_has_a_column_per_view_the_headline_left():
+    pytest.importorskip("matplotlib")
+    from brainbox.eval import report
+
+    cohorts = {"openhands": _cohort(4, 1.0), "all": _cohort(9, 0.98)}
+    result = {"settings": {"k": {"files": 10, "tools": 3}, "views": ["repo", "all"]},
+              "cohorts": cohorts,
+              "views": {"repo": {"cohorts": cohorts}, "all": {"cohorts": cohorts}}}
+    fig = report.draw(result)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 4
+    assert [t.split("\n")[:2] for t in titles] == [
+        ["Repository files only", "openhands"], ["All files", "openhands"],
+        ["Repository files only", "all"], ["All files", "all"]]
 
 
 def test_without_matplotlib_the_figure_is_skipped_with_a_note(tmp_path, monkeypatch):

@@ -1,14 +1,19 @@
 """Results do not depend on the executor: one process, a spawn process pool of two, and a
-Dask LocalCluster on loopback give the same JSON apart from timings."""
+Dask LocalCluster on loopback give the same JSON apart from timings (both file views and
+every ablation included; on real data too, where the views differ)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from brainbox.eval import runner
 from brainbox.eval.runner import run
 
-SYN = {"synthetic": 600, "synthetic_projects": 3, "seed": 42, "bootstrap": 200, "progress": False}
+SYN = {"synthetic": 600, "synthetic_projects": 3, "seed": 42, "bootstrap": 200, "progress": False,
+       "ablations": True}
+OPENHANDS = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories" / \
+    "openhands-codeact-verified50"
 
 
 def canonical(result: dict) -> str:
@@ -34,6 +39,7 @@ def test_same_seed_same_json_in_process(local):
     assert canonical(again) == canonical(local)
     assert local["timings"]["executor"] == "local"
     assert len(local["series"]) == 3
+    assert set(local["ablations"]) == {"repo", "all"}
 
 
 @pytest.mark.slow
@@ -59,3 +65,14 @@ def test_another_seed_changes_only_what_is_random(local):
     for a, b in zip(local["tasks"], other["tasks"]):
         for p in a["probes"]:
             assert a["probes"][p]["rr"][:5] == b["probes"][p]["rr"][:5]
+
+
+@pytest.mark.slow
+def test_the_views_of_real_data_are_the_same_with_two_worker_processes():
+    if not OPENHANDS.is_dir():
+        pytest.skip("openhands source absent")
+    kw = {"seed": 42, "bootstrap": 100, "progress": False, "max_tasks_per_repo": 8}
+    one = run([str(OPENHANDS)], workers=1, **kw)
+    two = run([str(OPENHANDS)], workers=2, **kw)
+    assert one["views"]["repo"] != one["views"]["all"]
+    assert canonical(two) == canonical(one)
