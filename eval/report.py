@@ -34,6 +34,8 @@ NAMES = {"brainbox": "BrainBox", "recency": "Recency", "frequency": "Frequency",
 def _f(x, signed: bool = False) -> str:
     if x is None:
         return "–"
+    if round(x, 3) == 0:
+        x = 0.0  # not "−0.000" for a difference of −0.0002
     s = f"{x:+.3f}" if signed else f"{x:.3f}"
     return s.replace("-", "−")
 
@@ -272,8 +274,8 @@ def draw(result: dict):
         ncols, nrows = len(vs), len(names)
         flat_cohorts = [(f"{LABELS[v]}\n{name}", cs[name]) for name in names for v, cs in vs
                         if name in cs]
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7, max(4.5, 3.3 * nrows + 1.2)),
-                             squeeze=False)
+    height = max(4.5, 3.3 * nrows + 1.2)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7, height), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax in flat[len(flat_cohorts):]:
         ax.axis("off")
@@ -294,7 +296,9 @@ def draw(result: dict):
                "scored target.\nWhiskers: 95% bootstrap intervals of each MRR, resampling whole "
                "trajectories.")
     fig.text(0.5, 0.008, caption, ha="center", va="bottom", fontsize=7, linespacing=1.3)
-    fig.tight_layout(rect=(0, 0.09 / nrows, 1, 1 - 0.06 / nrows))
+    # margins in inches, whatever the height: the three-line caption below (it ran into the
+    # last row's probe labels on the five-row, two-view figure of the dev set), the legend
+    fig.tight_layout(rect=(0, 0.6 / height, 1, 1 - 0.3 / height))
     return fig
 
 

@@ -249,20 +249,25 @@ def test_both_engines_give_the_same_views(openhands_views):
     assert py["views"]["repo"] != py["views"]["all"]
 
 
-def test_the_figure_has_a_column_per_view_the_headline_left():
+def test_the_figure_has_a_column_per_view_the_headline_left_and_the_caption_clear():
     pytest.importorskip("matplotlib")
     from brainbox.eval import report
 
-    cohorts = {"openhands": _cohort(4, 1.0), "all": _cohort(9, 0.98)}
+    names = ["claude", "mini", "openhands", "java", "all"]  # the dev set's five cohorts
+    cohorts = {n: _cohort(4 + i, 1.0) for i, n in enumerate(names)}
     result = {"settings": {"k": {"files": 10, "tools": 3}, "views": ["repo", "all"]},
               "cohorts": cohorts,
               "views": {"repo": {"cohorts": cohorts}, "all": {"cohorts": cohorts}}}
     fig = report.draw(result)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert len(titles) == 4
     assert [t.split("\n")[:2] for t in titles] == [
-        ["Repository files only", "openhands"], ["All files", "openhands"],
-        ["Repository files only", "all"], ["All files", "all"]]
+        [view, n] for n in names for view in ("Repository files only", "All files")]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    caption = next(t for t in fig.texts if "Conditional MRR" in t.get_text())
+    box = caption.get_window_extent(renderer)
+    for ax in fig.axes:  # the caption is clear of every panel, its probe labels included
+        assert not box.overlaps(ax.get_tightbbox(renderer))
 
 
 def test_without_matplotlib_the_figure_is_skipped_with_a_note(tmp_path, monkeypatch):
@@ -326,3 +331,12 @@ def test_the_figure_is_print_sized_with_n_eligible_share_a_caption_and_unclipped
     with Image.open(tmp_path / "f.png") as im:
         assert im.size[0] >= 1400 and im.size[1] >= 900
     assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_a_difference_that_rounds_to_zero_is_printed_without_a_minus_sign():
+    from brainbox.eval import report
+
+    c = _cohort(4, 1.0)
+    c["results"]["P2"]["diff"] = {"cosession": {"diff": -0.0002, "ci": [-0.0004, 0.01]}}
+    row = next(r for r in report.differences_table(c, ["brainbox", "cosession"]) if "P2" in r)
+    assert "+0.000 [+0.000, +0.010]" in row and "−0.000" not in row
