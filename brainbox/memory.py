@@ -236,7 +236,7 @@ class Memory:
         if rid is None:
             raise BrainboxError(f"{path} is not in memory for project {project}")
         results = recall(self.index, query or "", project=project, session=session,
-                         limit=10**9, params=Params(min_confidence=0.0))
+                         limit=10**9, params=Params(min_probability=0.0))
         hit = next((r for r in results if r.path == path), None)
         col = st.matrices()["W"][:, [rid]].tocoo()
         incoming = sorted(
@@ -310,8 +310,9 @@ class Memory:
 
         from brainbox.recall import LAMBDA, RRF_K
 
-        if session:
-            hits = self.recall("", project=project, session=session, limit=k)
+        if session:  # a list to start from, not an answer: no relevance floor
+            hits = self.recall("", project=project, session=session, limit=k,
+                               params=Params(min_probability=0.0))
             if hits:
                 return [{"path": r.path, "why": _evidence(r)} for r in hits]
         st = self.state

@@ -7,11 +7,13 @@ Choices written down here (the design leaves them open):
   channels rank everything they reach.
 - The floor: recall returns nothing unless the query matches a file lexically, or the
   session has already touched a file of the project ("session evidence"). Among fused
-  results, those below `min_confidence` (0.05) are dropped.
-- Lexical: BM25 over at most the 12 most informative known query terms (fewest
-  documents); an issue text is mostly incidental words, and the matched share gamma is
-  measured against those 12. On the dev replay this raised P1-read from 0.682 to 0.744
-  (mini-swe-agent) and from 0.242 to 0.256 (Claude Code).
+  results, those whose probability (`brainbox.confidence`: the calibrated chance that the
+  session then touches the file) is below `min_probability` (0.02) are dropped.
+- Lexical: BM25 over every known query term, times the share of the query's IDF mass
+  the file matches (`kernels.channels`, with the measurements). The earlier cut to the 12
+  rarest terms with gamma = matched count / 12 ranked below plain BM25 on P1-read once
+  running stopped counting as reading (0.331 vs 0.370, lexical channel alone);
+  `max_query_terms` still cuts when set.
 - Spreading activation: seeds are the 10 best lexical matches with activation
   score / best score; weight floor 0.2, activation floor 0.05. Chosen on the dev replay
   (`brainbox replay`, Claude Code and mini-swe-agent): with 0.05 / 0.01 weak edges spread
@@ -19,12 +21,16 @@ Choices written down here (the design leaves them open):
   0.2 / 0.05 gave P2 0.711 and 0.727; 0.3 / 0.1 gave 0.726 and 0.731 but silences edges
   learned from five read-then-edit sessions (w ~ 0.27 at window position 2/3), which
   recall must follow.
-- "The query refers to current-session work" only when the session has touched files of
-  the project, and then when the query uses a deictic word ("this", "again", "continue",
-  ...) or at least half of its distinct terms occur in paths of files this session
-  touched; then recency weighs 30 instead of 1. (Without the session condition, 422 of
-  483 dev issue texts tripped the deictic rule at P1; requiring it moved pooled dev P1-read
-  0.556 -> 0.579, Claude Code P1-read 0.252 -> 0.409, mini-swe-agent 0.741 -> 0.669.)
+- "The query refers to current-session work" when the session has touched files of the
+  project (`kernels.policy.in_session`): recency then weighs 30 instead of 1. Until issue
+  15 it also needed a deictic word ("this", "again", ...) or half of the query's terms in
+  the paths of the session's files; on the pooled dev replay that left 385 of 2,828
+  repository-view P2 steps at recency weight 1, where brainbox scored 0.569 against
+  recency's 0.825, and dropping the term condition raised P2 from 0.780 to 0.792 (recency
+  0.780; all files 0.738 -> 0.750, recency 0.722). P1 (no session files) is unchanged. Not measured: a
+  later prompt of a session that turns to other work (the dev tasks are one request each;
+  the two such prompts in data/transcripts are too few to say); there recency's lead may
+  crowd out what the new request names.
 - Recurrence: files reached in one hop from the session's 5 newest resources, scored by
   the strongest such edge.
 - Next tool: the longest suffix (3, 2, 1 tools) whose context was seen >= 4 times
@@ -44,17 +50,29 @@ from typing import NamedTuple
 
 import numpy as np
 
+from brainbox import confidence
 from brainbox import kernels as K
+from brainbox.confidence import MIN_PROBABILITY
 from brainbox.kernels import policy as KP
 from brainbox.kernels.policy import CHANNELS, Plan
 from brainbox.state import FILE, TOOL, State
-from brainbox.text import is_deictic, tokens
+from brainbox.text import tokens
 
-LAMBDA = {
+LAMBDA = {  # the paper's weights (DESIGN §4.3): `--fusion fixed`
     "lexical": 4.0, "associative": 4.0, "snippet": 4.0, "frequency": 2.0, "recency": 1.0,
     "base_level": 0.5, "recurrence": 0.2,
 }
+# The default fusion: the paper's weights with the associative channel at 0 (so it is not
+# computed). Ablating it raised every file probe of the pooled dev replay, in every source
+# (P1-edit 0.578 -> 0.703, P1-read 0.582 -> 0.683, P2 0.723 -> 0.736 before running
+# stopped counting as reading; claude-code P1-edit 0.347 -> 0.413, mini-swe-agent 0.656 ->
+# 0.816, sweagent-java 0.631 -> 0.651, openhands unchanged), and weight 1 instead of 4
+# still lost to 0 on P1 (0.694 vs 0.703). It earns no weight on this data. Weights learned
+# online per project from each channel's hits (weight proportional to the channel's running
+# MRR, prior 5 probes) were tried as well: P1-edit 0.698, P2 0.642 (recency's lead lost).
+FUSION = {"chosen": {**LAMBDA, "associative": 0.0}, "fixed": LAMBDA}
 RECENCY_SESSION = 30.0
+PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
 RRF_K = 20.0
 TOP_K = 100
 MIN_SUPPORT = 4  # a tool context ranks by its n-gram counts once seen this often
@@ -64,19 +82,20 @@ _NO_SCORES = np.zeros(0, np.float64)
 
 @dataclass
 class Params:
-    min_confidence: float = 0.05
+    min_probability: float = MIN_PROBABILITY
     seeds: int = 10
     hops: int = 3
     topk: int = 10
     w_floor: float = 0.2
     a_floor: float = 0.05
     recurrence_from: int = 5
-    max_query_terms: int = 12
+    max_query_terms: int = 0
     ablate: frozenset = frozenset()
+    fusion: str = "chosen"
 
 
 _COUNTS = ("seeds", "hops", "topk", "recurrence_from", "max_query_terms")  # ints >= 0
-_FLOORS = ("min_confidence", "w_floor", "a_floor")  # numbers in [0, 1]
+_FLOORS = ("min_probability", "w_floor", "a_floor")  # numbers in [0, 1]
 
 
 def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
@@ -99,21 +118,33 @@ def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
         if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or \
                 not (math.isfinite(v) and 0 <= v <= 1):
             raise ValueError(f"recall parameter {name} must be a number in [0, 1], not {v!r}")
-    use = np.asarray([c not in p.ablate and (c != "snippet" or snippets) for c in CHANNELS])
-    return Plan(np.asarray([LAMBDA[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
-                float(p.min_confidence), int(p.seeds), int(p.hops), int(p.topk),
+    lam = FUSION.get(p.fusion)
+    if lam is None:
+        raise ValueError(f"unknown fusion {p.fusion!r} (expected one of {', '.join(FUSION)})")
+    # a channel of weight 0 is not computed (its ranks could change nothing)
+    use = np.asarray([c not in p.ablate and (c != "snippet" or snippets) and lam[c] > 0
+                      for c in CHANNELS])
+    return Plan(np.asarray([lam[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
+                confidence.floor("prompt", float(p.min_probability)),
+                confidence.floor("session", float(p.min_probability)), int(p.seeds),
+                int(p.hops), int(p.topk),
                 float(p.w_floor), float(p.a_floor), int(p.recurrence_from), TOP_K,
-                int(p.max_query_terms))
+                int(p.max_query_terms), PATH_WEIGHT)
 
 
 @dataclass
 class Result:
+    """One recalled file. ``confidence``: the probability that the session then touches it
+    (``brainbox.confidence``); ``score``: its fused score; ``ratio``: score / the score of a
+    file ranked first by every channel (what the probability is calibrated on)."""
+
     path: str
     confidence: float
     score: float
     channels: dict = field(default_factory=dict)
     via: str | None = None
     via_edge: tuple | None = None
+    ratio: float = 0.0
 
     def as_dict(self) -> dict:
         return {
@@ -200,6 +231,16 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
     return state.win[sid, : state.win_len[sid]].copy()
 
 
+def session_context(index: Index, project: str | None, session: str | None) -> str:
+    """`brainbox.confidence`'s context of a ranking: "session" when the session's window
+    holds a file of the project, else "prompt"."""
+    window = session_resources(index.state, session)
+    if not window.size:
+        return "prompt"
+    index.refresh()
+    return "session" if index.project_mask(project)[window].any() else "prompt"
+
+
 class Ranking(NamedTuple):
     """Fused ranking over candidates, before results are built."""
 
@@ -210,10 +251,12 @@ class Ranking(NamedTuple):
     names: list
     ranks: np.ndarray  # channels x candidates, 0 = absent
     parent: np.ndarray | None
+    context: str = "prompt"  # brainbox.confidence's: "session" if it held a project file
 
 
 RankArgs = namedtuple("RankArgs", (
-    "tids n_query max_terms files in_proj doclen post adj_off adj_len pool_dst pool_e ew "
+    "tids n_query max_terms files in_proj doclen post path_ptr path_terms path_w "
+    "adj_off adj_len pool_dst pool_e ew "
     "n_edges m is_blocked n_seeds hops spread_k w_floor a_floor n last hist hist_len now "
     "prune_base_level top_n window recurrence_from snip_ids snip_scores use lam rrf_k s_max "
     "min_conf edst rtop rtop_n bl_cache limit"))
@@ -226,7 +269,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
               limit: int = 0) -> RankArgs | None:
     """One recall as the arguments of `brainbox.kernels.rank_files`: the plan (`plan`), its
     weights for this query (`kernels.policy.weights`, recency by the session-reference rule
-    `kernels.policy.refers_to_session`), the query's terms and the state arrays; None
+    `kernels.policy.in_session`), the query's terms and the state arrays; None
     without project files. `limit` > 0: only the best `limit` are wanted (the kernel then
     ranks less)."""
     pl = plan(params, snippets=bool(snippets))
@@ -241,18 +284,21 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     tids = index.query_ids(query, q_terms)
     n_query = len(set(q_terms))
     window = session_resources(s, session)
-    path_ptr, path_terms = s.path_terms(window)
-    refers = KP.refers_to_session(is_deictic(query), n_query, tids, window, in_proj, path_ptr,
-                                  path_terms)
-    lam, s_max = KP.weights(pl, refers)
+    # every file's path terms, for the lexical path bonus (cached in the state, new rows
+    # added per call)
+    path_ptr, path_terms = s.path_terms()
+    in_sess = bool(KP.in_session(window, in_proj))  # the recency switch and the context
+    lam, s_max = KP.weights(pl, in_sess)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
     adj = s.adjacency()
-    return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post,
+    return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post, path_ptr,
+                    path_terms, pl.path_w,
                     adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]),
                     s.m[: s.n_res], index.blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
                     pl.a_floor, s.n, s.last, s.hist, s.hist_len, float(now), s.in_order,
                     pl.top_n, window, pl.recurrence_from, snip_ids, snip_scores, pl.use, lam,
-                    pl.rrf_k, s_max, pl.min_conf, s.edst, s.rtop, s.rtop_n, s.bl_cache,
+                    pl.rrf_k, s_max, pl.min_conf_session if in_sess else pl.min_conf, s.edst,
+                    s.rtop, s.rtop_n, s.bl_cache,
                     int(limit))
 
 
@@ -268,7 +314,9 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     if not status or not present.any():
         return None
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
-    return Ranking(cand, scores, scores / args.s_max, order, names, ranks[present], parent)
+    ctx = "session" if args.window.size and args.in_proj[args.window].any() else "prompt"
+    return Ranking(cand, scores, scores / args.s_max, order, names, ranks[present], parent,
+                   ctx)
 
 
 def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +346,9 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
         return []
     s = index.state
     out = []
-    for i in r.order[:limit].tolist():
+    top = r.order[:limit]
+    probs = confidence.probability(np.minimum(r.conf[top], 1.0), r.context).tolist()
+    for i, prob in zip(top.tolist(), probs):
         rid = int(r.cand[i])
         chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names) if r.ranks[ci, i] > 0}
         via = via_edge = None
@@ -307,8 +357,8 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
             weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
             via_edge = (s.res_key[src], s.res_key[rid], weight)
             via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
-        out.append(Result(s.res_key[rid], float(min(1.0, r.conf[i])), float(r.scores[i]),
-                          chans, via, via_edge))
+        out.append(Result(s.res_key[rid], float(prob), float(r.scores[i]), chans, via,
+                          via_edge, float(r.conf[i])))
     return out
 
 

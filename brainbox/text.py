@@ -23,12 +23,6 @@ STOP = frozenset(
     most other same new one two via py txt md""".split()
 )
 
-DEICTIC = frozenset(
-    """this that these those again continue continuing same it current still back resume
-    above previous last earlier here""".split()
-)
-
-
 def _pieces(word: str) -> list[str]:
     parts = _CAMEL.findall(word)
     out = [p.lower() for p in parts]
@@ -63,10 +57,3 @@ def path_tokens(path: str) -> list[str]:
         stem = seg.rsplit(".", 1)[0] if "." in seg[1:] else seg
         out.extend(tokens(stem))
     return out
-
-
-def is_deictic(text: str | None) -> bool:
-    if not text:
-        return False
-    words = {w.lower() for w in _WORD.findall(text[:2000])}
-    return bool(words & DEICTIC)

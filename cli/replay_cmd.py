@@ -62,20 +62,22 @@ def _write(path: str, text: str) -> None:
             fh.write(text)
 
 
-class _Channels(click.Choice):
-    """``click.Choice`` over ``brainbox.recall.CHANNELS``, read only when the choices are
-    needed (``--ablate`` given, or ``replay --help``): importing brainbox.recall loads
-    numpy, scipy and numba (0.6 s idle, 12 s at load 17 in the newcomer trial), and every
-    command, ``--version`` included, registers this one."""
+class _Recall(click.Choice):
+    """``click.Choice`` over a name of ``brainbox.recall`` (``CHANNELS``, the keys of
+    ``FUSION``), read only when the choices are needed (the option given, or ``replay
+    --help``): importing brainbox.recall loads numpy, scipy and numba (0.6 s idle, 12 s at
+    load 17 in the newcomer trial), and every command, ``--version`` included, registers
+    this one."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         self.case_sensitive = True
+        self.names = name
 
     @property
     def choices(self):
-        from brainbox.recall import CHANNELS
+        from brainbox import recall
 
-        return CHANNELS
+        return tuple(getattr(recall, self.names))
 
 
 def register(cli) -> None:
@@ -96,7 +98,7 @@ def register(cli) -> None:
                   help="Local worker processes (series run in parallel).")
     @click.option("--scheduler", metavar="tcp://HOST:PORT",
                   help="Run series on a Dask cluster (needs the 'dask' extra).")
-    @click.option("--ablate", multiple=True, type=_Channels(),
+    @click.option("--ablate", multiple=True, type=_Recall("CHANNELS"),
                   help="Remove a recall channel from fusion (repeatable).")
     @click.option("--synthetic", type=click.IntRange(min=1), metavar="EVENTS",
                   help="Replay the engine's synthetic workload of about EVENTS events.")
@@ -120,6 +122,10 @@ def register(cli) -> None:
     @click.option("--ablations", is_flag=True,
                   help="Also replay without each recall channel in turn; one table per "
                        "view: probe x ablation, difference and paired interval.")
+    @click.option("--fusion", type=_Recall("FUSION"), default="chosen",
+                  show_default=True,
+                  help="Recall's channel weights: chosen (on the development set: the "
+                       "associative channel at 0) or fixed (the paper's).")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
@@ -127,7 +133,7 @@ def register(cli) -> None:
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
-               md_out, fig_out, files, ablations, no_progress, engine):
+               md_out, fig_out, files, ablations, fusion, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -161,7 +167,7 @@ def register(cli) -> None:
                          scheduler=scheduler, ablate=ablate, synthetic=synthetic,
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
                          progress=not no_progress, engine=engine, files=files,
-                         ablations=ablations,
+                         ablations=ablations, fusion=fusion,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             _fail(_cli_message(str(exc)))

@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from brainbox.eval.baselines import RandomRanks, prompt_terms
+from brainbox.eval.calibration import merge, outcomes
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry
 from brainbox.eval.replay import (
@@ -53,7 +54,7 @@ from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
 from brainbox.recall import MIN_SUPPORT, Params, plan
 from brainbox.state import FILE, PROMPT, TOOL, TOOL_EVENT, State
-from brainbox.text import is_deictic, path_tokens, tokens
+from brainbox.text import path_tokens, tokens
 
 PARTS = ("normalize", "p1_and_prompt", "encode", "kernel")
 P1_PROBES = ("P1-edit", "P1-read")  # rows of the kernel's P1 output
@@ -149,14 +150,19 @@ def engine_arrays(s: State, linked: np.ndarray) -> KR.Engine:
 
 
 def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
+                       fusion: str = "chosen", min_probability: float | None = None,
                        on_task=None, trace=None) -> dict:
     """As :func:`brainbox.eval.replay.replay_series` (same arguments and result)."""
     if trace is not None:
         from brainbox.eval.replay import replay_series
 
         return replay_series(tasks, series=series, seed=seed, ablate=ablate, t0=t0,
-                             trace=trace, on_task=on_task)
-    pl = plan(Params(ablate=frozenset(ablate)))  # recall's policy, no snippet index
+                             fusion=fusion, min_probability=min_probability, trace=trace,
+                             on_task=on_task)
+    params = Params(ablate=frozenset(ablate), fusion=fusion)
+    if min_probability is not None:  # the relevance floor (None: recall's)
+        params.min_probability = min_probability
+    pl = plan(params)  # recall's policy, no snippet index
     state = State()
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
@@ -168,6 +174,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
     clock = t0
     records, n_events, n_skipped = [], 0, 0
     n_methods = len(METHODS)
+    cal = []  # per task: the engine's predictions' (context, confidence, hit)
 
     for ti, task in enumerate(tasks):
         t = perf()
@@ -197,6 +204,8 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         for row, name in enumerate(P1_PROBES):
             p1_gold[row, : len(gold[name])] = sorted(gold[name])
         p1_out = np.zeros((2, 1 + n_methods), np.float64)
+        cal_out = np.zeros(((len(events) + 1) * K_FILES, 4), np.float64)
+        cal_n = np.zeros(1, np.int64)
         enc = state.encode(events)
         E = len(events)
         file_rows, new_rows, fpath_rows, tool_reg, tool_new = [], [], [], [], []
@@ -236,7 +245,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             file_rows.append(fr), new_rows.append(nr), fpath_rows.extend(pr)
             tool_reg.append(tid), tool_new.append(new_tool)
             name_rows.append(names), arg_rows.append(argt), prompt_rows.append(pt)
-        path_ptr, path_terms = state.path_terms()  # for the session-reference rule
+        path_ptr, path_terms = state.path_terms()  # the lexical path bonus
         eng2file.ensure(state.n_res)
         eng2tool.ensure(state.n_res)
         projects = {ev["project"] for ev in events if ev["kind"] == "tool" and ev["files"]}
@@ -253,8 +262,8 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr, path_terms, q_ids, files_arr,
             in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
-            np.full(1, 2, np.int64), p1_out, desc_terms)
-        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), is_deictic(desc), pl,
+            np.full(1, 2, np.int64), p1_out, desc_terms, cal_out, cal_n)
+        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), pl,
                         in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
@@ -303,6 +312,8 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             r["scored"] += int(out[row, 3])
             for j in range(n_methods):
                 r["rr"][j] += float(out[row, 4 + j])
+        cal.append(outcomes(cal_out[: cal_n[0]], [
+            fflat[fptr[i]:fptr[i + 1]] for i in range(len(events))]))
         cb.end_task()
         clock += 1.0  # the gap between tasks
         n_events += E
@@ -315,7 +326,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
               "kernel": t_kernel, "bookkeeping": t_other,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
-            "skipped_events": n_skipped, "timings": timers}
+            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal)}
 
 
 # --- the compiled baselines

@@ -37,13 +37,24 @@ from __future__ import annotations
 import posixpath
 import time
 
+import numpy as np
+
 from brainbox.eval.baselines import METHODS as BASELINE_METHODS
 from brainbox.eval.baselines import Baselines
+from brainbox.eval.calibration import merge, outcomes
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry, count_probe, new_task_record
 from brainbox.events import EventError, normalize
 from brainbox.kernels.scoring import reciprocal_rank
-from brainbox.recall import Index, Params, predict_tools, rank_ids, recall
+from brainbox.recall import (
+    Index,
+    Params,
+    predict_tools,
+    rank,
+    rank_ids,
+    recall,
+    session_context,
+)
 from brainbox.state import State
 
 METHODS = ("brainbox",) + BASELINE_METHODS
@@ -116,16 +127,22 @@ def _score(record: dict, rankings: list, gold: set) -> None:
 
 
 def _engine_files(index, state, query: str, fget, **kw) -> list:
-    """Registry ids (any, unfiltered) of the engine's ranking, best first: through
-    ``rank_ids`` (resource ids, no ``Result`` objects), or through ``recall`` when the module's
-    ``rank_ids`` is None (tests/test_replay.py checks that both give the same rankings)."""
+    """``[(registry id, confidence)]`` (any id, unfiltered) of the engine's ranking, best
+    first: through ``rank`` (resource ids, no ``Result`` objects), or through ``recall``
+    when the module's ``rank_ids`` is None (tests/test_replay.py checks that both give the
+    same rankings)."""
     if rank_ids is not None:
         proj, key = state.res_project, state.res_key
-        ids = (fget((proj[r], key[r])) for r in rank_ids(index, query, **kw).tolist())
+        r = rank(index, query, **kw)
+        if r is None:
+            return []
+        top = r.order[: kw["limit"]]
+        pairs = ((fget((proj[c], key[c])), p)
+                 for c, p in zip(r.cand[top].tolist(), r.conf[top].tolist()))
     else:
         project = kw.get("project")
-        ids = (fget((project, r.path)) for r in recall(index, query, **kw))
-    return [i for i in ids if i is not None]
+        pairs = ((fget((project, r.path)), r.ratio) for r in recall(index, query, **kw))
+    return [(i, p) for i, p in pairs if i is not None]
 
 
 def task_start(task, events: list[dict], files: Registry, tools: Registry, n_methods: int):
@@ -144,6 +161,7 @@ def task_start(task, events: list[dict], files: Registry, tools: Registry, n_met
 
 
 def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
+                  fusion: str = "chosen", min_probability: float | None = None,
                   trace=None, on_task=None) -> dict:
     """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
 
@@ -152,7 +170,9 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
     Returns ``{"series", "tasks": [per-task records], "events", "skipped_events",
     "timings": {part: seconds, "total": wall seconds, "cpu": process CPU seconds}}``.
     """
-    params = Params(ablate=frozenset(ablate))
+    params = Params(ablate=frozenset(ablate), fusion=fusion)
+    if min_probability is not None:  # the relevance floor (None: recall's)
+        params.min_probability = min_probability
     state = State()
     index = Index(state)
     files, tools = Registry(), Registry()
@@ -164,6 +184,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
     clock = t0
     records, n_events, n_skipped = [], 0, 0
     n_methods = len(METHODS)
+    cal = []  # per task: the engine's predictions' (context, confidence, hit)
 
     for ti, task, events, skipped, seconds in normalized_tasks(tasks):
         t_norm += seconds
@@ -172,6 +193,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                                                             n_methods)
         probes = rec["probes"]
         p2, p3 = probes["P2"], probes["P3"]
+        cal_rows, ev_fids = [], [[] for _ in events]  # calibration: predictions, touches
         if trace:
             trace("universe", task=ti, files=set(files.keys[:nf]), tools=set(tools.keys[:nt]))
         t = perf()
@@ -179,13 +201,15 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
         t_bupd += perf() - t
         if gold["P1-edit"] or gold["P1-read"]:
             t = perf()
-            mine = _engine_files(index, state, desc, fget, project=root, session=None,
-                                 limit=K_FILES, now=clock, params=params)
+            mine = [(i, p) for i, p in _engine_files(
+                index, state, desc, fget, project=root, session=None, limit=K_FILES,
+                now=clock, params=params) if i < nf][:K_FILES]
             t1 = perf()
             bl = base.rank_files(nf, 0)
             t_brank += perf() - t1
             t_recall += t1 - t
-            rankings = [[i for i in mine if i < nf][:K_FILES]] + bl
+            cal_rows += [(-1, i, p, 0) for i, p in mine]
+            rankings = [[i for i, _ in mine]] + bl
             for p in ("P1-edit", "P1-read"):
                 if gold[p]:
                     _score(probes[p], rankings, gold[p])
@@ -232,14 +256,17 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                     if g:
                         p2["eligible"] += 1
                         t = perf()
-                        mine = _engine_files(index, state, desc, fget, project=proj,
-                                             session=sess, limit=K_FILES + len(files) - nf,
-                                             now=clock, params=params)
+                        mine = [(i, p) for i, p in _engine_files(
+                            index, state, desc, fget, project=proj, session=sess,
+                            limit=K_FILES + len(files) - nf, now=clock, params=params)
+                            if i < nf][:K_FILES]
                         t1 = perf()
                         bl = base.rank_files(nf, step + 1)
                         t_brank += perf() - t1
                         t_recall += t1 - t
-                        rankings = [[i for i in mine if i < nf][:K_FILES]] + bl
+                        ctx = session_context(index, proj, sess) == "session"
+                        cal_rows += [(step, i, p, ctx) for i, p in mine]
+                        rankings = [[i for i, _ in mine]] + bl
                         _score(p2, rankings, g)
                         if trace:
                             trace("rank", task=ti, step=step, probe="P2", rankings=rankings,
@@ -252,6 +279,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                 tid, new_tool = tools.add(ev["tool"], ti)
                 proj = ev["project"]
                 triples = [(*files.add((proj, f), ti), f) for f in efiles]
+                ev_fids[step] = [tr[0] for tr in triples]
                 t1 = perf()
                 base.tool_event(sess, tid, ev["tool"], new_tool, triples, ev["args"])
                 t_bupd += perf() - t1
@@ -259,6 +287,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                 base.prompt(ev["session"], ev["prompt"])
                 t_bupd += perf() - t1
             clock += 1.0
+        cal.append(outcomes(np.asarray(cal_rows, np.float64), ev_fids))
         t = perf()
         base.end_task()
         t_bupd += perf() - t
@@ -272,4 +301,4 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
               "baselines_rank": t_brank, "baselines_update": t_bupd,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
-            "skipped_events": n_skipped, "timings": timers}
+            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal)}

@@ -126,6 +126,39 @@ def ablation_table(result: dict, view: str) -> list[str]:
     return _table(["Model"] + [PROBE_LABELS[p] for p in PROBES], rows, "l" + "l" * len(PROBES))
 
 
+def calibration_section(result: dict, vs) -> list[str]:
+    """The engine's confidence as a probability: expected calibration error (leave one
+    repository out) per view and context, and the reliability table of each view."""
+    cal = result["calibration"]
+    first = next(iter(cal.values()))
+    lines = ["## Calibration", "",
+             ("Each file the engine ranks in its top 10 at P1 and P2 is a prediction; it hits "
+              f"when the task touches the file within {first.get('horizon', 'the horizon')}. "
+              "Its probability comes from isotonic maps fitted on the other repositories "
+              "(leave one repository out), one per context (*prompt*: no file of the project "
+              "in the session yet; *session*). ECE over 10 equal-width bins."), "",
+             "| View | Context | Predictions | ECE |", "|:--|:--|--:|--:|"]
+    for view, _ in vs:
+        c = cal.get(view or "all")
+        if not c:
+            continue
+        for name, r in list(c["contexts"].items()) + [("both", c["all"])]:
+            ece = "–" if r["ece"] is None else f"{r['ece']:.3f}"
+            lines.append(f"| {LABELS.get(view, view)} | {name} | {r['n']:,} | {ece} |")
+    for view, _ in vs:
+        c = cal.get(view or "all")
+        if not c:
+            continue
+        lines += ["", f"Reliability, {LABELS.get(view, view)} (both contexts):", "",
+                  "| Probability | Predictions | Mean probability | Touched |",
+                  "|:--|--:|--:|--:|"]
+        for b in c["all"]["bins"]:
+            if b["n"]:
+                lines.append(f"| {b['lo']:.1f}–{b['hi']:.1f} | {b['n']:,} | "
+                             f"{b['mean_p']:.3f} | {b['rate']:.3f} |")
+    return lines + [""]
+
+
 def _cohort_section(name: str, c: dict, methods: list[str], level: str) -> list[str]:
     lines = [f"{level} {name}", "",
              f"{c['series']} repositories, {c['tasks']:,} tasks, {c['events']:,} events.",
@@ -179,6 +212,8 @@ def markdown(result: dict) -> str:
         for view, _ in vs:
             if view in result["ablations"]:
                 lines += [f"### {LABELS[view]}", ""] + ablation_table(result, view) + [""]
+    if result.get("calibration"):
+        lines += calibration_section(result, vs)
     lines += ["## Timings", ""]
     eps = tm.get("events_per_s")
     if tm.get("replays", 1) > 1 or tm.get("reused"):
@@ -246,6 +281,25 @@ def _panel(ax, name: str, c: dict) -> None:
     ax.set_axisbelow(True)
 
 
+def _reliability_panel(ax, name: str, c: dict) -> None:
+    """The reliability diagram of one view: per context, each bin's mean probability
+    against the share touched (leave one repository out), the diagonal for reference."""
+    ax.plot([0, 1], [0, 1], color=BASELINE_COLOR, linewidth=0.8, linestyle="--")
+    for (ctx, r), color in zip(c["contexts"].items(), (BRAINBOX_COLOR, "#2c7fb8")):
+        pts = [(b["mean_p"], b["rate"]) for b in r["bins"] if b["n"]]
+        if pts:
+            ax.plot(*zip(*pts), marker="o", markersize=3, linewidth=1, color=color,
+                    label=f"{ctx} (ECE {r['ece']:.3f}, n={r['n']:,})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted probability (held out)", fontsize=7)
+    ax.set_ylabel("share touched", fontsize=7)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=6.5, loc="upper left", frameon=False)
+    ax.set_title(f"Reliability, {name}".strip(", "), fontsize=8.5)
+    ax.grid(alpha=0.3)
+
+
 def draw(result: dict):
     """The figure as a matplotlib Figure (``figure`` saves it). Choices, for print: 7 in
     wide (a page column pair) at 200 dpi, 7x4.5 in for one cohort; the legend above the
@@ -274,8 +328,18 @@ def draw(result: dict):
         ncols, nrows = len(vs), len(names)
         flat_cohorts = [(f"{LABELS[v]}\n{name}", cs[name]) for name in names for v, cs in vs
                         if name in cs]
-    height = max(4.5, 3.3 * nrows + 1.2)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7, height), squeeze=False)
+    cal = result.get("calibration") or {}
+    cal_views = [v for v, _ in vs if (v or "all") in cal]
+    rel_rows = 1 if cal_views else 0
+    height = max(4.5, 3.3 * (nrows + rel_rows) + 1.2)
+    fig, all_axes = plt.subplots(nrows + rel_rows, ncols, figsize=(7, height), squeeze=False)
+    axes = all_axes[:nrows]
+    if rel_rows:
+        rel = list(all_axes[nrows])
+        for ax in rel[len(cal_views):]:
+            ax.axis("off")
+        for ax, v in zip(rel, cal_views):
+            _reliability_panel(ax, LABELS.get(v, v) if v else "", cal[v or "all"])
     flat = [ax for row in axes for ax in row]
     for ax in flat[len(flat_cohorts):]:
         ax.axis("off")

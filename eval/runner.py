@@ -39,7 +39,10 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 
+import numpy as np
+
 from brainbox import BrainboxError
+from brainbox.eval import calibration as C
 from brainbox.eval import sources as S
 from brainbox.eval import views as V
 from brainbox.eval.compiled import PARTS as FAST_PARTS
@@ -146,6 +149,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
         return (lambda: tasks), all(a is b for a, b in zip(tasks, payload["tasks"]))
 
     runs: dict = {}
+    cal: dict = {}  # view -> the full model's predictions (calibration.merge)
     timings: dict = {}
     replayed = {"replays": 0, "reused": 0, "tasks": 0, "events": 0}
     out = None
@@ -156,6 +160,8 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
             key = channel or "full"
             if view != "all" and same and "all" in runs:
                 runs[view][key] = runs["all"][key]
+                if channel is None:
+                    cal[view] = cal["all"]
                 replayed["reused"] += 1
                 replayed["tasks"] += len(runs[view][key])
                 if queue is not None:
@@ -163,8 +169,12 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
                 continue
             ablate = sorted(set(settings["ablate"]) | ({channel} if channel else set()))
             out = _replay(make, compiled, {"series": series, "seed": settings["seed"],
-                                           "ablate": ablate, "t0": T0, "on_task": on_task})
+                                           "ablate": ablate, "t0": T0, "on_task": on_task,
+                                           "fusion": settings.get("fusion", "chosen"),
+                                           "min_probability": settings.get("min_probability")})
             runs[view][key] = out["tasks"]
+            if channel is None:
+                cal[view] = out["calibration"]
             replayed["replays"] += 1
             replayed["tasks"] += len(out["tasks"])
             replayed["events"] += out["events"]
@@ -173,7 +183,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     timings["warmup"] = warm
     return {"source": payload["source"], "repo": payload["repo"], "series": series,
             "events": out["events"], "skipped_events": out["skipped_events"],
-            "runs": runs, "replayed": replayed, "timings": timings}
+            "runs": runs, "calibration": cal, "replayed": replayed, "timings": timings}
 
 
 def _replay(make, compiled: bool, kw: dict) -> dict:
@@ -333,14 +343,20 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
         progress: bool = True, engine: str = "compiled", files: str = "both",
-        ablations: bool = False, log=None) -> dict:
+        ablations: bool = False, fusion: str = "chosen", min_probability: float | None = None,
+        calibration_rows: bool = False, log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
 
     ``files``: the views replayed (``all``, ``repo`` or ``both``, :mod:`brainbox.eval.views`);
     the top-level ``cohorts`` and ``tasks`` are the headline view's (``repo`` unless only
     ``all`` is asked for), ``views`` holds every view's cohorts. ``ablations``: also replay
-    each channel removed (:func:`ablation_channels`) and report ``ablations``."""
-    from brainbox.recall import CHANNELS
+    each channel removed (:func:`ablation_channels`) and report ``ablations``. ``fusion``:
+    recall's channel weights (``brainbox.recall.FUSION``); ``min_probability``: recall's
+    relevance floor (None: recall's own; ``brainbox fit`` replays with 0). ``calibration``
+    holds, per view, the leave-one-repository-out reliability of the engine's confidence
+    (:mod:`brainbox.eval.calibration`), and with ``calibration_rows`` every prediction
+    (``rows``: repository -> ``calibration.merge`` lists)."""
+    from brainbox.recall import CHANNELS, FUSION
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     bad = sorted(set(ablate) - set(CHANNELS))
@@ -355,14 +371,18 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     if files not in V.FILES:
         raise BrainboxError(f"unknown files view {files!r}; expected one of "
                             f"{', '.join(V.FILES)}")
-    channels, skipped = ablation_channels(CHANNELS, ablate) if ablations else ([], {})
+    if fusion not in FUSION:
+        raise BrainboxError(f"unknown fusion {fusion!r}; expected one of {', '.join(FUSION)}")
+    channels, skipped = (ablation_channels(CHANNELS, ablate, fusion) if ablations
+                         else ([], {}))
     settings = {
         "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
         "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
         "k": {"files": K_FILES, "tools": K_TOOLS},
         "clock": {"t0": T0, "event_s": 1.0, "task_gap_s": 1.0},
         "methods": list(METHODS), "probes": list(PROBES), "synthetic": None,
-        "engine": engine, "files": files, "views": list(V.FILES[files]),
+        "engine": engine, "fusion": fusion, "min_probability": min_probability,
+        "files": files, "views": list(V.FILES[files]),
         "ablations": channels, "ablations_skipped": skipped,
     }
     views = V.FILES[files]
@@ -433,6 +453,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     if len(labels) > 1:
         groups.append(("all", merged))
     by_view = {v: {"cohorts": _cohorts(groups, v, seed, bootstrap)} for v in views}
+    calibration = {v: _calibration(merged, v, calibration_rows) for v in views}
     ablation_doc = None
     if ablations:
         rs = groups[-1][1]  # the pooled cohort: "all" when there are several sources
@@ -469,6 +490,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         "cohorts": by_view[views[0]]["cohorts"],
         "views": by_view,
         "ablations": ablation_doc,
+        "calibration": calibration,
         "series": [{"source": r["source"], "repo": r["repo"],
                     "tasks": len(r["runs"][views[0]]["full"]),
                     "events": r["events"], "skipped_events": r["skipped_events"]}
@@ -497,18 +519,39 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     }
 
 
-def ablation_channels(channels, ablate=()) -> tuple[list[str], dict[str, str]]:
+def ablation_channels(channels, ablate=(), fusion: str = "chosen") -> tuple[list[str],
+                                                                           dict[str, str]]:
     """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
     those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
-    that channel never ranks there) and the channels ``--ablate`` already removed from the
-    full model."""
+    that channel never ranks there), the channels ``--ablate`` already removed from the
+    full model, and those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
+    from brainbox.recall import FUSION
+
     skip = {}
     for c in channels:
         if c == "snippet":
             skip[c] = "the replay has no code index: the channel never ranks there"
         elif c in ablate:
             skip[c] = "removed from the full model (--ablate)"
+        elif FUSION[fusion][c] == 0:
+            skip[c] = f"weight 0 in the {fusion!r} fusion: not in the full model"
     return [c for c in channels if c not in skip], skip
+
+
+def _calibration(merged: list, view: str, rows: bool = False) -> dict:
+    """The engine's confidence in ``view``, calibrated leave-one-repository-out: every
+    series of a repository (several sources may hold one) is left out together."""
+    by_repo: dict = {}
+    for r in merged:
+        by_repo.setdefault(r["repo"], []).append(C.arrays(r["calibration"][view]))
+    groups = {repo: tuple(np.concatenate([p[j] for p in parts]) for j in range(3))
+              for repo, parts in by_repo.items()}
+    out = C.leave_one_out(groups)
+    out["horizon"] = C.HORIZON
+    if rows:
+        out["rows"] = {repo: {"context": g[0].tolist(), "confidence": g[1].tolist(),
+                              "hit": g[2].tolist()} for repo, g in sorted(groups.items())}
+    return out
 
 
 def _cohorts(groups, view: str, seed: int, bootstrap: int) -> dict:

@@ -45,7 +45,8 @@ from .topk import sorted_desc, top_k
 
 
 @jit
-def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
+def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_terms,
+               path_w, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
                s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit):
@@ -68,7 +69,7 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, 
     deep channels reach (``fuse_top``). ``limit`` <= 0: every candidate.
     """
     lex_ids, lex_sc, share = bm25_scores(tids, n_query, max_terms, files, in_proj, doclen,
-                                         post, in_proj.shape[0])
+                                         post, path_ptr, path_terms, path_w, in_proj.shape[0])
     return rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_dst,
                       pool_e, ew, n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor,
                       a_floor, n, last, hist, hist_len, now, prune_base_level, top_n, window,

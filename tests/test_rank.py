@@ -73,15 +73,16 @@ def folded(seed: int, events: int, batches: int) -> tuple[State, list]:
                                                  min_size=0, max_size=20),
        sess=st.integers(-1, 30), dt=st.floats(0, 5e5), ablate=st.sets(st.sampled_from(CHANNELS)),
        max_terms=st.sampled_from([0, 2, 12]), floors=st.sampled_from([(0.2, 0.05), (0.0, 0.0)]),
-       top_n=st.sampled_from([3, 100]), limit=st.sampled_from([1, 3, 10, 40]))
+       top_n=st.sampled_from([3, 100]), limit=st.sampled_from([1, 3, 10, 40]),
+       fusion=st.sampled_from(["chosen", "fixed"]))
 def test_rank_files_matches_reference(seed, events, batches, words, sess, dt, ablate, max_terms,
-                                      floors, top_n, limit):
+                                      floors, top_n, limit, fusion):
     s, evs = folded(seed, events, batches)
     sessions = list(s.sess_index)
     session = sessions[sess % len(sessions)] if sess >= 0 else None
     project = evs[-1]["project"]
     p = Params(ablate=frozenset(ablate), max_query_terms=max_terms, w_floor=floors[0],
-               a_floor=floors[1])
+               a_floor=floors[1], fusion=fusion)  # "fixed": the associative channel too
     args = list(rank_args(Index(s), " ".join(words), project=project, session=session,
                           now=s.clock + dt, params=p))
     args[ARG["top_n"]] = top_n
@@ -131,7 +132,7 @@ def test_bm25_hand_computed():
     files = np.asarray([0, 1], np.int64)
     in_proj = np.ones(2, np.bool_)
     ids, sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 3, 0, files, in_proj, doclen,
-                                   post, 2)
+                                   post, *no_paths(2), 2)
     avgdl = 2.5
     idf0 = math.log(1 + (2 - 2 + 0.5) / 2.5)
     idf1 = math.log(1 + (2 - 1 + 0.5) / 1.5)
@@ -139,23 +140,74 @@ def test_bm25_hand_computed():
     def term(idf, tf, dl):
         return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
 
+    # BM25 times the file's share of the query's IDF mass (file 0 holds term 0 only)
+    mass = idf0 + idf1
     assert ids.tolist() == [0, 1]
-    assert sc[0] == pytest.approx(term(idf0, 1, 2.0))
+    assert sc[0] == pytest.approx(term(idf0, 1, 2.0) * idf0 / mass)
     assert sc[1] == pytest.approx(term(idf0, 2, 3.0) + term(idf1, 1, 3.0))
-    assert share.tolist() == [1 / 3, 2 / 3]
+    assert share.tolist() == [1.0, 1.0]  # the coverage is in the score: gamma is 1
     # only file 0 in the project: one document, term 1 unmatched
     ids, sc, _ = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 0, files[:1],
-                               np.asarray([True, False]), doclen, post, 2)
+                               np.asarray([True, False]), doclen, post, *no_paths(2), 2)
     assert ids.tolist() == [0]
     assert sc[0] == pytest.approx(math.log(1 + 0.5 / 1.5) * 2.2 / (1 + 1.2))
+
+
+def test_bm25_a_file_matching_one_word_does_not_outrank_one_matching_most_of_the_query():
+    """DESIGN §4.3: file 0 holds one query word (t0) nine times; file 1 holds the other two
+    (t1, t2) once, which together carry more of the query's IDF mass. Plain BM25 ranks file
+    0 first (2.25 vs 1.98); times the coverage (1/3 vs 2/3 of the mass, about) file 1 is
+    first (1.11 vs 0.99)."""
+    # t0 in file 0 only; t1 in files 1, 2; t2 in files 1, 3; t3 (not queried) in file 4
+    post = table([(0, 0, 9.0), (1, 1, 1.0), (2, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0),
+                  (3, 4, 1.0)])
+    doclen = np.asarray([9.0, 2.0, 1.0, 1.0, 1.0])
+    files = np.arange(5, dtype=np.int64)
+    ids, sc, _ = K.bm25_scores(np.asarray([0, 1, 2], np.int64), 3, 0, files,
+                               np.ones(5, np.bool_), doclen, post, *no_paths(5), 5)
+    order = ids[np.argsort(-sc, kind="mergesort")].tolist()
+    assert order[:2] == [1, 0]
+
+
+FIXED = Params(fusion="fixed")  # the paper's weights: the associative channel ranks too
+
+
+def no_paths(n_res):
+    """``bm25_scores``' path arguments for files without path terms (no path bonus)."""
+    return np.zeros(n_res + 1, np.int64), np.full(1, -1, np.int64), 2.0
+
+
+def test_a_query_term_in_the_path_adds_its_idf_times_the_path_weight_once():
+    """Files 0 and 1 hold terms 0 and 1 alike in their documents; term 1 is also in file
+    1's path, twice (``a/b/b.py``): file 1 gains ``path_w`` x IDF(term 1), once."""
+    post = table([(0, 0, 1.0), (1, 0, 1.0), (0, 1, 1.0), (1, 1, 1.0), (2, 2, 1.0)])
+    doclen = np.asarray([2.0, 2.0, 1.0])
+    files = np.arange(3, dtype=np.int64)
+    path_ptr = np.asarray([0, 0, 3, 3], np.int64)
+    path_terms = np.asarray([1, 1, 2], np.int64)  # file 1's path: terms 1, 1, 2 (2 unqueried)
+    tids = np.asarray([0, 1], np.int64)
+    plain = K.bm25_scores(tids, 2, 0, files, np.ones(3, np.bool_), doclen, post,
+                          *no_paths(3)[:2], 0.0, 3)
+    got = K.bm25_scores(tids, 2, 0, files, np.ones(3, np.bool_), doclen, post, path_ptr,
+                        path_terms, 2.0, 3)
+    idf1 = math.log(1 + (3 - 2 + 0.5) / 2.5)
+    assert got[0].tolist() == plain[0].tolist() == [0, 1]
+    assert got[1][0] == plain[1][0]
+    assert got[1][1] == pytest.approx(plain[1][1] + 2.0 * idf1)
+    want = RR.bm25_scores(tids, 2, 0, files, np.ones(3, np.bool_), doclen, post, path_ptr,
+                          path_terms, 2.0, 3)
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=0)
 
 
 def test_max_terms_keeps_the_rarest():
     """Term 0 is in both files, term 1 in one: with max_terms=1 only term 1 scores."""
     post = table([(0, 0, 1.0), (0, 1, 1.0), (1, 1, 1.0)])
     ids, _sc, share = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 1, np.asarray([0, 1]),
-                                   np.ones(2, np.bool_), np.ones(2), post, 2)
+                                   np.ones(2, np.bool_), np.ones(2), post, *no_paths(2), 2)
     assert ids.tolist() == [1] and share.tolist() == [1.0]
+    ids, _sc, _ = K.bm25_scores(np.asarray([0, 1], np.int64), 2, 0, np.asarray([0, 1]),
+                                np.ones(2, np.bool_), np.ones(2), post, *no_paths(2), 2)
+    assert ids.tolist() == [0, 1]  # max_terms 0: every term scores
 
 
 def test_table_counts_pairs_and_lists_them_by_key():
@@ -336,7 +388,7 @@ def test_limited_ranking_on_a_larger_state():
         for session in (None, sessions[-1], sessions[len(sessions) // 2]):
             for dt in (0.0, 7200.0):
                 args = list(rank_args(index, q, project=project, session=session,
-                                      now=s.clock + dt))
+                                      now=s.clock + dt, params=FIXED))
                 want = RR.rank_files(*args)
                 for limit in (1, 10, 30):
                     args[ARG["limit"]] = limit
@@ -475,7 +527,7 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
     project = evs[0]["project"]
     session = task[0]["session"]
     args = list(rank_args(index, query, project=project, session=session,
-                          now=task[0]["at"], limit=10))
+                          now=task[0]["at"], limit=10, params=FIXED))
     files = args[ARG["files"]]
     lists, list_n, bl_files, slot, lex_rank, share_d = task_lists(
         files, s.n, s.last, s.hist, s.hist_len, task[0]["at"], task[-1]["at"], 100,
@@ -487,14 +539,14 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
     compared = 0
     for e in task:
         args = list(rank_args(index, query, project=project, session=session, now=e["at"],
-                              limit=10))
+                              limit=10, params=FIXED))
         files = args[ARG["files"]]
         joined = sorted(set(files.tolist()) - known)
         task_touch(lists, list_n, bl_files, s.n, s.last, np.asarray(joined, np.int64), 100)
         known |= set(files.tolist())
-        tids, nq, mt, _, in_proj, doclen, post = args[:7]
+        tids, nq, mt, _, in_proj, doclen, post, pp, pt, pw = args[:10]
         lex_ids, lex_s, share = K.bm25_scores(tids, nq, mt, files, in_proj, doclen, post,
-                                              in_proj.shape[0])
+                                              pp, pt, pw, in_proj.shape[0])
         lex_sorted, lex_sc = task_lex(lex_ids, lex_s, share, lex_sorted, lex_rank, share_d)
         # the lists themselves against a fresh selection (an event touches several files)
         np.testing.assert_array_equal(lists[0, : list_n[0]],
@@ -507,7 +559,7 @@ def test_task_lists_rank_like_a_fresh_call(seed, query, gap):
         tl = TaskLists(lex_sorted, lex_sc, lex_rank, share_d, lists, list_n, bl_files, slot,
                        np.zeros(0), np.zeros(0, np.int64), np.zeros(0),
                        np.zeros(0, np.int64), work, act, parent)
-        rest = args[7:]
+        rest = args[10:]
         want = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest)
         got = K.rank_lexed(lex_ids, lex_s, share, files, in_proj, *rest, tl)
         assert_same_ranking(got, want, 10, parents=False)

@@ -150,7 +150,7 @@ def test_the_clock_advances_one_second_per_event_and_predictions_see_now(monkeyp
             folded.extend((e["kind"], e["at"]) for e in events)
             return super().fold(events)
 
-    name = "rank_ids" if R.rank_ids is not None else "recall"
+    name = "rank" if R.rank_ids is not None else "recall"
     real = getattr(R, name)
 
     def spy(index, query, **kw):

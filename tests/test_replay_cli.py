@@ -113,10 +113,12 @@ def test_ablations_replay_each_channel_removed_and_report_the_paired_difference(
     r = invoke("replay", "--synthetic", "400", "--bootstrap", "50", "--no-progress",
                "--ablations", "--json", "--markdown", str(md))
     data = json.loads(r.stdout)
-    from brainbox.recall import CHANNELS
+    from brainbox.recall import CHANNELS, FUSION
 
-    assert data["settings"]["ablations"] == [c for c in CHANNELS if c != "snippet"]
-    assert list(data["settings"]["ablations_skipped"]) == ["snippet"]
+    # snippet (no code index) and the channels of weight 0 (associative) are not ablated
+    assert data["settings"]["ablations"] == [c for c in CHANNELS
+                                             if c != "snippet" and FUSION["chosen"][c] > 0]
+    assert list(data["settings"]["ablations_skipped"]) == ["associative", "snippet"]
     assert set(data["ablations"]) == {"repo", "all"}
     res = data["cohorts"]["synthetic"]["results"]
     for channel in data["settings"]["ablations"]:
@@ -138,7 +140,8 @@ def test_ablations_replay_each_channel_removed_and_report_the_paired_difference(
     tables = text[text.index("## Ablations"):text.index("## Timings")]
     assert "### Repository files only" in tables and "### All files" in tables
     assert "| full model |" in tables and "| − lexical |" in tables and "snippet" in tables
-    assert data["timings"]["replays"] == len(CHANNELS)  # full + six, the repo view reused
+    # the full model and each ablated channel, once: the repo view reused the all view's
+    assert data["timings"]["replays"] == 1 + len(data["settings"]["ablations"])
 
 
 def test_a_channel_given_to_ablate_is_not_ablated_again():

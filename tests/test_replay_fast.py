@@ -21,15 +21,22 @@ def same_records(tasks, **kw):
     assert len(got["tasks"]) == len(want["tasks"])
     for a, b in zip(got["tasks"], want["tasks"]):
         assert a == b, a["id"]
+    # the engine's predictions for calibration: same files, confidences and outcomes
+    assert got["calibration"] == want["calibration"]
     return want
 
 
-@pytest.mark.parametrize("project", [0, 1])
-def test_synthetic_series_give_identical_records(project):
+@pytest.mark.parametrize("project, fusion", [(0, "chosen"), (1, "chosen"), (0, "fixed")])
+def test_synthetic_series_give_identical_records(project, fusion):
+    """``fixed``: the paper's weights, so the associative channel (weight 0 by default)
+    is compared too."""
     spec = S.synthetic_spec(4000, 2, 3)
-    want = same_records(S.synthetic_tasks(spec, project), series="syn", seed=7)
+    want = same_records(S.synthetic_tasks(spec, project), series="syn", seed=7, fusion=fusion)
     scored = sum(t["probes"]["P2"]["scored"] for t in want["tasks"])
     assert scored > 500  # the comparison covers many predictions
+    cal = want["calibration"]
+    assert len(cal["hit"]) > 1000 and 0 < sum(cal["hit"]) < len(cal["hit"])
+    assert set(cal["context"]) == {0, 1}
 
 
 @pytest.mark.parametrize("ablate", [("lexical",), ("associative", "recency"), ("base_level",)])
@@ -55,6 +62,7 @@ def test_real_series_give_identical_records(data_dir, source):
     for repo in sorted(by_repo, key=lambda r: -len(by_repo[r]))[:2]:
         series = sorted(by_repo[repo], key=lambda t: t.order)[:25]
         same_records(series, series=f"{source}:{repo}", seed=42)
+        same_records(series, series=f"{source}:{repo}", seed=42, fusion="fixed")
 
 
 def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from brainbox import kernels as K
 from brainbox.eval.reference import kernels as R
 from brainbox.kernels.hebbian import KIND_TOOL, row_top_build
-from brainbox.recall import Index, rank_args
+from brainbox.recall import Index, Params, rank_args
 from brainbox.state import State as Engine
 from brainbox.workload import normalized
 
@@ -146,7 +146,8 @@ def test_the_engine_keeps_lists_through_folds_decay_and_reload():
     project = evs[0]["project"]
     session = evs[1499]["session"]
     for q in ["fix the auth login bug", "cache report"]:
-        args = list(rank_args(Index(s), q, project=project, session=session))
+        args = list(rank_args(Index(s), q, project=project, session=session,
+                              params=Params(fusion="fixed")))  # spreading reads the lists
         with_lists = K.rank_files(*args)
         no = list(args)
         at = next(i for i, x in enumerate(no) if x is s.rtop)

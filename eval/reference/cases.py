@@ -242,7 +242,8 @@ def _rank_args(size: int, seed: int) -> list:
     sessions = list(s.sess_index)
     session = sessions[int(rng.integers(0, len(sessions)))] if seed % 4 else None
     ablate = frozenset(c for c in CHANNELS if rng.random() < 0.15)
-    p = Params(ablate=ablate, max_query_terms=[0, 2, 12][seed % 3])
+    p = Params(ablate=ablate, max_query_terms=[0, 2, 12][seed % 3],
+               fusion=["chosen", "fixed"][seed % 2])
     return list(rank_args(Index(s), " ".join(words), project=evs[-1]["project"],
                           session=session, now=s.clock + float(rng.uniform(0, 5e5)), params=p))
 
@@ -255,13 +256,13 @@ def rank_lexed(size: int, seed: int) -> list:
     from brainbox.eval.reference import rank as RR
 
     args = _rank_args(size, seed)
-    lexed = RR.bm25_scores(*args[:7], args[4].shape[0])
-    return [*lexed, *args[3:5], *args[7:]]
+    lexed = RR.bm25_scores(*args[:10], args[4].shape[0])
+    return [*lexed, *args[3:5], *args[10:]]
 
 
 def bm25_scores(size: int, seed: int) -> list:
     args = _rank_args(size, seed)
-    return [*args[:7], args[4].shape[0]]
+    return [*args[:10], args[4].shape[0]]
 
 
 def top_k(size: int, seed: int) -> list:

@@ -28,31 +28,42 @@ def _desc(pairs):
     return [i for i, _ in sorted(pairs, key=lambda p: (-p[1], p[0]))]
 
 
-def bm25(tids, n_query, max_terms, files, in_proj, doclen, post):
-    """BM25 from the postings table's entries (term, resource, tf), read naively."""
+def bm25(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_terms, path_w):
+    """BM25 from the postings table's entries (term, resource, tf), read naively, times the
+    file's share of the query's IDF mass, plus ``path_w`` times the IDFs of the query terms
+    in its path."""
     n = int(post.n[0])
     posts = {}
     for t, r, tf in zip(post.ea[:n].tolist(), post.eb[:n].tolist(), post.ev[:n].tolist()):
         posts.setdefault(t, {})[r] = tf
     tids = [int(t) for t in tids]
-    den = max(n_query, 1)
     if max_terms and len(tids) > max_terms:
         tids = sorted(sorted(tids, key=lambda t: (len(posts.get(t, ())), t))[:max_terms])
-        den = max_terms
     n_docs = len(files)
     avgdl = (sum(float(doclen[f]) for f in files) / n_docs if n_docs else 0.0) or 1.0
-    score, matched = {}, {}
+    score, matched, mass, idfs = {}, {}, 0.0, {}
     for t in tids:
         post_t = {r: tf for r, tf in posts.get(t, {}).items() if in_proj[r]}
         if not post_t:
             continue
         idf = math.log(1.0 + (n_docs - len(post_t) + 0.5) / (len(post_t) + 0.5))
+        mass += idf
+        idfs[t] = idf
         for r, tf in post_t.items():
             dl = float(doclen[r])
             score[r] = score.get(r, 0.0) + idf * tf * (K1 + 1) / (
                 tf + K1 * (1 - B + B * dl / avgdl))
-            matched[r] = matched.get(r, 0) + 1
-    return score, {r: c / den for r, c in matched.items()}
+            matched[r] = matched.get(r, 0.0) + idf
+    # the fusion's gamma is then 1
+    out = {}
+    for r, s in score.items():
+        bonus, seen = 0.0, set()
+        for t in path_terms[path_ptr[r]:path_ptr[r + 1]].tolist():  # in path order, distinct
+            if t >= 0 and t not in seen:
+                seen.add(t)
+                bonus += idfs.get(t, 0.0)
+        out[r] = s * (matched[r] / mass) + path_w * bonus
+    return out, {r: 1.0 for r in matched}
 
 
 def rows_of(adj_off, adj_len, pool_dst, pool_e, ew, u):
@@ -60,14 +71,16 @@ def rows_of(adj_off, adj_len, pool_dst, pool_e, ew, u):
     return [(int(pool_dst[q]), float(ew[pool_e[q]])) for q in range(lo, lo + int(adj_len[u]))]
 
 
-def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
+def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_terms,
+               path_w, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores,
                use, lam, rrf_k, s_max, min_conf, edst=None, rtop=None, rtop_n=None,
                bl_cache=None, limit=0):
     """Same arguments and results as the kernel with ``limit`` 0 (``prune_base_level``,
     ``bl_cache`` and ``limit`` are ignored: the reference scores and ranks every file)."""
-    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post)
+    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
+                        path_terms, path_w)
     return _rank(score, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                  is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                  now, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
@@ -185,8 +198,10 @@ def top_k(ids, scores, k):
     return np.asarray(order, np.int64), np.asarray([scores[pos[i]] for i in order], np.float64)
 
 
-def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, n_res):
-    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post)
+def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_terms,
+                path_w, n_res):
+    score, share = bm25(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
+                        path_terms, path_w)
     ids = sorted(score)
     return (np.asarray(ids, np.int64), np.asarray([score[i] for i in ids]),
             np.asarray([share[i] for i in ids]))

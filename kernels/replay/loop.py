@@ -17,8 +17,8 @@ All inputs are namedtuples of arrays built by ``brainbox.eval.compiled``:
 - ``B``: the baselines state (``kernels.replay.baselines``);
 - ``S`` (:class:`Settings`): the task's constants, with recall's policy ``S.plan``
   (``kernels.policy.Plan``, built by ``brainbox.recall.plan``): the engine's rankings take
-  their weights from ``kernels.policy`` (the session-reference rule and ``s_max``), as
-  recall does, so the loop has no copy of the policy.
+  their weights from ``kernels.policy`` (the session rule and ``s_max``), as recall does,
+  so the loop has no copy of the policy.
 
 Returns ``(status, next_event, post, ctxmap, grams)``; status :data:`DONE`, or
 :data:`NEED_EDGES` (grow the edge arrays, then call again from ``next_event``; nothing of
@@ -39,7 +39,7 @@ from ..codes import PROMPT, TOOL_EVENT
 from ..fusion import first_depth
 from ..hebbian import RESERVE, find_edge, fold_touches
 from ..ngram import ngram_pairs
-from ..policy import refers_to_session, weights
+from ..policy import in_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
 from ..rank import rank_lexed
 from ..spreading import spread_work
@@ -68,10 +68,14 @@ Probes = namedtuple("Probes", (
     # per task
     "q_ids files in_proj rand_files rand_tools "
     # P1 and the description's prompt for the baselines (replay_task's first call)
-    "p1_gold p1_state p1_out desc_terms"))
+    "p1_gold p1_state p1_out desc_terms "
+    # the engine's ranked files with their confidence, for calibration: rows (event, file
+    # registry id, score ratio, context: 1 if the session held a project file), event -1
+    # for P1; cal_n[0] rows used
+    "cal_out cal_n"))
 
 Settings = namedtuple("Settings", (
-    "nf nt k_files k_tools n_query deictic plan in_order min_support n_res0 n_terms0 p1_at "
+    "nf nt k_files k_tools n_query plan in_order min_support n_res0 n_terms0 p1_at "
     "desc_sess"))
 
 
@@ -220,6 +224,18 @@ def _known(q_sorted, n_terms):
 
 
 @jit
+def _cal_add(P, event, fid, conf, ctx):
+    """One ranked file of the engine and its confidence, for calibration (``P.cal_out``)."""
+    n = P.cal_n[0]
+    if n < P.cal_out.shape[0]:
+        P.cal_out[n, 0] = event
+        P.cal_out[n, 1] = fid
+        P.cal_out[n, 2] = conf
+        P.cal_out[n, 3] = ctx
+        P.cal_n[0] = n + 1
+
+
+@jit
 def _p1_score(P, B, S, ranking, c, out):
     """Score P1: the engine's ranking (``ranking[:c]``), the baselines' file rankings and
     the random one (step 0) against ``P.p1_gold`` (per row, P1-edit and P1-read: registry
@@ -313,12 +329,12 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             tids = _known(q_sorted, n_terms)
             lex_ids, lex_sc, lex_share = bm25_scores(
                 tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj, E.doclen, post,
-                n_all)
+                P.res_path_ptr, P.res_path_terms, pl.path_w, n_all)
             lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share, lex_sorted,
                                                  lex_rank, share_d)
             lex_key = tids.shape[0] * (P.files.shape[0] + 1) + n_files
             lam1, s_max1 = weights(pl, False)  # no session to refer to
-            status, cand, _, order, _, present, _ = rank_lexed(
+            status, cand, scores, order, _, present, _ = rank_lexed(
                 lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
                 E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
                 E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor, pl.a_floor, E.n, E.last,
@@ -334,6 +350,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     if 0 <= r < nf and c < k_files:
                         ranking[c] = r
                         c += 1
+                        _cal_add(P, -1, r, scores[order[j]] / s_max1, 0)
         if P.p1_gold.shape[1] > 0:
             _p1_score(P, B, S, ranking, c, P.p1_out)
         P.p1_state[0] = 1
@@ -400,14 +417,16 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         tids = _known(q_sorted, n_terms)
                         lex_ids, lex_sc, lex_share = bm25_scores(
                             tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj,
-                            E.doclen, post, P.in_proj.shape[0])
+                            E.doclen, post, P.res_path_ptr, P.res_path_terms, pl.path_w,
+                            P.in_proj.shape[0])
                         lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share,
                                                              lex_sorted, lex_rank, share_d)
                         lex_key = n_known * (P.files.shape[0] + 1) + n_files
                     window = E.win[sid, : E.win_len[sid]]
-                    lam, s_max = weights(pl, refers_to_session(
-                        S.deictic, S.n_query, P.q_ids, window, P.in_proj, P.res_path_ptr,
-                        P.res_path_terms))
+                    # the context: the session holds a file of the project (kernels.policy)
+                    in_sess = 1 if in_session(window, P.in_proj) else 0
+                    floor = pl.min_conf_session if in_sess else pl.min_conf
+                    lam, s_max = weights(pl, in_sess == 1)
                     limit = k_files + P.nf_before[i] - nf
                     n_pos = 0
                     rec_top = no_i
@@ -426,13 +445,13 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                                                             rec_sel_i, rec_sel_s, n_above,
                                                             min(first_depth(limit), n_pos))
                             rec_kth[0] = top_s[-1]
-                    status, cand, _, order, _, _, _ = rank_lexed(
+                    status, cand, scores, order, _, _, _ = rank_lexed(
                         lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
                         E.m[:n_res], E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
                         pl.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, pl.top_n,
                         window, pl.recurrence_from, no_i, no_f, pl.use, lam, pl.rrf_k, s_max,
-                        pl.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
+                        floor, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
                                   rec_top, work, act_s, parent_s))
@@ -443,6 +462,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             if 0 <= r < nf and c < k_files:
                                 ranking[c] = r
                                 c += 1
+                                _cal_add(P, i, r, scores[order[j]] / s_max, in_sess)
                     out[P2_ROW, 4] += _rr_files(ranking, c, gold_mark)
                     lens = baselines.rank_files(B, nf, k_files, bl_out_f)
                     for mth in range(4):

@@ -1,0 +1,113 @@
+"""Calibrated confidence: the replay's outcomes, the isotonic fit, the error measure, the
+leave-one-repository-out protocol (brainbox.eval.calibration), and recall's use of the
+shipped map (brainbox.confidence)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from brainbox import confidence
+from brainbox.eval import calibration as C
+
+
+def test_a_prediction_hits_when_its_event_or_a_later_one_touches_the_file():
+    # P1 (event -1) predicts files 3 and 4; at event 1 (a P2 step) files 3 and 5
+    rows = np.asarray([[-1, 3, 0.9, 0], [-1, 4, 0.5, 0], [1, 3, 0.8, 1], [1, 5, 0.4, 1]])
+    touched = [[4], [5], [], [9]]  # file 4 only at event 0: before event 1
+    ctx, conf, hit = C.outcomes(rows, touched)
+    assert ctx.tolist() == [0, 0, 1, 1]
+    assert conf.tolist() == [0.9, 0.5, 0.8, 0.4]
+    assert hit.tolist() == [False, True, False, True]
+    rows = np.asarray([[2, 4, 0.7, 1]])
+    assert C.outcomes(rows, touched)[2].tolist() == [False]  # 4 was touched at 0 < 2
+
+
+def test_the_isotonic_map_is_non_decreasing_and_fits_a_step():
+    rng = np.random.default_rng(0)
+    conf = rng.random(4000)
+    hit = rng.random(4000) < np.where(conf > 0.5, 0.8, 0.1)
+    x, y = C.fit(conf, hit)
+    assert np.all(np.diff(x) >= 0) and np.all(np.diff(y) >= 0)
+    p = C.apply((x, y), [0.2, 0.9])
+    assert abs(p[0] - 0.1) < 0.05 and abs(p[1] - 0.8) < 0.05
+    assert C.fit([], []) == ([0.0, 1.0], [0.0, 0.0])
+    assert C.fit([0.3, 0.3], [True, False]) == ([0.0, 1.0], [0.5, 0.5])
+
+
+def test_expected_calibration_error_by_hand():
+    # bin [0.1, 0.2): p 0.1 x2, both miss -> |0.1 - 0| ; bin [0.9, 1]: p 0.95, 1.0, hit 1, 0
+    p = np.asarray([0.1, 0.1, 0.95, 1.0])
+    hit = np.asarray([False, False, True, False])
+    r = C.reliability(p, hit)
+    assert r["ece"] == pytest.approx(0.5 * 0.1 + 0.5 * abs(0.975 - 0.5))
+    assert [b["n"] for b in r["bins"]] == [0, 2, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert C.reliability(np.zeros(0), np.zeros(0, bool))["ece"] is None
+
+
+def test_leave_one_out_never_uses_a_repositorys_own_predictions():
+    """Repository a always hits, b never does: a map fitted on the others predicts a's hits
+    at b's rate and the reverse, so the held-out error is total; in-sample it would be 0."""
+    conf = np.linspace(0.05, 0.95, 50)
+    groups = {"a": (np.zeros(50, np.int8), conf, np.ones(50, bool)),
+              "b": (np.zeros(50, np.int8), conf, np.zeros(50, bool))}
+    out = C.leave_one_out(groups)
+    assert out["contexts"]["prompt"]["ece"] == pytest.approx(1.0)
+    assert out["contexts"]["session"]["n"] == 0
+    assert out["all"]["n"] == 100
+
+
+def _write(tmp_path, prompt, session):
+    doc = {"schema": confidence.SCHEMA,
+           "contexts": {"prompt": {"x": prompt[0], "y": prompt[1]},
+                        "session": {"x": session[0], "y": session[1]}}}
+    p = tmp_path / "cal.json"
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def test_probability_interpolates_and_the_floor_inverts_it(tmp_path):
+    path = _write(tmp_path, ([0.0, 0.5, 1.0], [0.0, 0.1, 0.9]), ([0.0, 1.0], [0.0, 0.01]))
+    assert confidence.probability([0.25, 0.75, 2.0], "prompt", path).tolist() == \
+        pytest.approx([0.05, 0.5, 0.9])
+    assert confidence.floor("prompt", 0.05, path) == pytest.approx(0.25)
+    assert confidence.floor("prompt", 0.5, path) == pytest.approx(0.75)
+    assert confidence.floor("prompt", 0.0, path) == 0.0
+    assert confidence.floor("session", 0.05, path) == math.inf  # never reached: no results
+
+
+def test_a_file_that_is_not_a_calibration_is_refused_in_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "other"}')
+    with pytest.raises(ValueError) as e:
+        confidence.curves(str(bad))
+    assert "not a calibration file" in str(e.value) and "\n" not in str(e.value)
+    dec = _write(tmp_path, ([0.0, 1.0], [0.5, 0.2]), ([0.0, 1.0], [0.0, 1.0]))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        confidence.curves(dec)
+
+
+def test_the_shipped_calibration_loads_and_is_a_probability_map():
+    cur = confidence.curves()
+    for ctx in confidence.CONTEXTS:
+        x, y = cur[ctx]
+        assert 0.0 <= y.min() and y.max() <= 1.0 and x.size == y.size
+    doc = json.loads(confidence.FILE.read_text())
+    assert doc["schema"] == confidence.SCHEMA
+
+
+def test_recall_reports_the_calibrated_probability(tmp_path):
+    """A result's confidence is the shipped map applied to its score ratio, in the
+    ranking's context."""
+    from brainbox.memory import Memory
+
+    mem = Memory.open(tmp_path / "b.db")
+    for i, f in enumerate(["src/auth/login.py", "src/auth/session.py", "README.md"]):
+        mem.record({"session": "s1", "cwd": "/repo", "project": "/repo", "tool": "Read",
+                    "files": [f"/repo/{f}"], "at": 1_700_000_000 + i})
+    res = mem.recall("auth login", project="/repo")
+    assert res
+    for r in res:
+        want = float(confidence.probability([min(r.ratio, 1.0)], "prompt")[0])
+        assert r.confidence == pytest.approx(want)
