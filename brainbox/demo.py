@@ -12,8 +12,9 @@ Choices:
   the demo looked broken while the ranking was doing what it does on that data.
 - The next tool is predicted halfway through the last held-out session and compared with
   the tool that session called next.
-- Scores are explained where they are printed: confidence and tool scores order results;
-  they are not probabilities.
+- Scores are explained where they are printed: a file's confidence is the calibrated
+  probability that the session then touches it (brainbox.confidence, fitted on the
+  development replay); tool scores order results and are not probabilities.
 - A temporary database is never named (it is deleted before the reader could open it);
   `--db FILE` keeps the memory in FILE and names it.
 - One line on stderr says when the kernels are not in the numba cache yet (the first
@@ -96,9 +97,9 @@ def _run(mem, say, learned, held, root, sessions, kept) -> dict:
         f"(record {record_s * 1000:.0f} ms, fold {fold_s * 1000:.0f} ms)")
     say(f"\n{len(held)} more sessions are held out. Each is asked its own first prompt "
         "before it is recorded; * marks a file that session then opened.")
-    say("confidence (0-1) fuses the ranks of every channel that found the file (lexical "
-        "match, learned associations, frequency, recency); it orders the files, it is not "
-        "a probability.")
+    say("confidence: the probability that the session then opens the file, from the ranks "
+        "of every channel that found it (lexical match, frequency, recency, ...), calibrated "
+        "on real agent sessions (brainbox fit).")
     recalls = []
     for i, evs in enumerate(held):
         prompt = evs[0].get("prompt") or ""
