@@ -111,3 +111,32 @@ def test_recall_reports_the_calibrated_probability(tmp_path):
     for r in res:
         want = float(confidence.probability([min(r.ratio, 1.0)], "prompt")[0])
         assert r.confidence == pytest.approx(want)
+
+
+def test_fit_writes_a_calibration_recall_can_read_and_dry_run_writes_nothing(tmp_path,
+                                                                               data_dir):
+    """`brainbox fit` on one real source: a valid file (monotone maps, what it was fitted
+    on), the same maps when fitted again, and nothing written with --dry-run."""
+    from click.testing import CliRunner
+
+    from brainbox.cli.app import cli
+
+    src = data_dir / "trajectories" / "openhands-codeact-verified50"
+    if not src.exists():
+        pytest.skip("the openhands trajectories are absent")
+    out = tmp_path / "cal.json"
+    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    cur = confidence.curves(str(out))
+    assert set(cur) == set(confidence.CONTEXTS) and doc["fitted_on"]["view"] == "all"
+    assert doc["fitted_on"]["min_probability"] == 0.0  # fitted without the floor it replaces
+    assert sum(c["n"] for c in doc["contexts"].values()) == doc["fitted_on"]["predictions"] > 0
+    again = tmp_path / "again.json"
+    assert CliRunner().invoke(cli, ["fit", str(src), "--out", str(again),
+                                    "--no-progress"]).exit_code == 0
+    assert json.loads(again.read_text())["contexts"] == doc["contexts"]
+    dry = tmp_path / "dry.json"
+    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(dry), "--dry-run",
+                                 "--no-progress"])
+    assert r.exit_code == 0 and "nothing written" in r.output and not dry.exists()
