@@ -70,7 +70,14 @@ LAMBDA = {  # the paper's weights (DESIGN §4.3): `--fusion fixed`
 # still lost to 0 on P1 (0.694 vs 0.703). It earns no weight on this data. Weights learned
 # online per project from each channel's hits (weight proportional to the channel's running
 # MRR, prior 5 probes) were tried as well: P1-edit 0.698, P2 0.642 (recency's lead lost).
-FUSION = {"chosen": {**LAMBDA, "associative": 0.0}, "fixed": LAMBDA}
+#
+# Recency weighs 0 at a prompt with no file of the project in the session (a session's
+# opening prompt; RECENCY_SESSION applies once the session touched one). With the paper's 1
+# there, removing recency raised pooled dev P1-read in both views (repo 0.524 -> 0.532, all
+# files 0.405 -> 0.435 [+0.013, +0.048]) and P1-edit over repository files (0.433 ->
+# 0.440); it lowered all-files P1-edit (0.708 -> 0.695), a gain that came from the agent's
+# own scripts of the task before. Within a session nothing changes.
+FUSION = {"chosen": {**LAMBDA, "associative": 0.0, "recency": 0.0}, "fixed": LAMBDA}
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
 RRF_K = 20.0
@@ -121,8 +128,9 @@ def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
     lam = FUSION.get(p.fusion)
     if lam is None:
         raise ValueError(f"unknown fusion {p.fusion!r} (expected one of {', '.join(FUSION)})")
-    # a channel of weight 0 is not computed (its ranks could change nothing)
+    # a channel of weight 0 (in every context) is not computed: its ranks change nothing
     use = np.asarray([c not in p.ablate and (c != "snippet" or snippets) and lam[c] > 0
+                      or c == "recency" and c not in p.ablate and RECENCY_SESSION > 0
                       for c in CHANNELS])
     return Plan(np.asarray([lam[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
                 confidence.floor("prompt", float(p.min_probability)),

@@ -525,7 +525,7 @@ def ablation_channels(channels, ablate=(), fusion: str = "chosen") -> tuple[list
     those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
     that channel never ranks there), the channels ``--ablate`` already removed from the
     full model, and those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
-    from brainbox.recall import FUSION
+    from brainbox.recall import CHANNELS, Params, plan
 
     skip = {}
     for c in channels:
@@ -533,7 +533,7 @@ def ablation_channels(channels, ablate=(), fusion: str = "chosen") -> tuple[list
             skip[c] = "the replay has no code index: the channel never ranks there"
         elif c in ablate:
             skip[c] = "removed from the full model (--ablate)"
-        elif FUSION[fusion][c] == 0:
+        elif not plan(Params(fusion=fusion)).use[CHANNELS.index(c)]:
             skip[c] = f"weight 0 in the {fusion!r} fusion: not in the full model"
     return [c for c in channels if c not in skip], skip
 

@@ -34,18 +34,19 @@ def auth_memory(tmp_path):
     return repo
 
 
-def test_record_then_recall_login_ranks_session_with_its_evidence(auth_memory):
-    """session.py is recalled for "login" from its access history (the associative channel,
-    which would give the edge login.py -> session.py as `via`, has weight 0 by default:
-    brainbox.recall; tests/test_memory.py checks the edge with the paper's weights)."""
+def test_record_then_recall_login_ranks_login_with_its_evidence(auth_memory):
+    """login.py is recalled for "login" with its channel ranks and a probability; no edge
+    (the associative channel, which gives the edge login.py -> session.py as `via`, has
+    weight 0 by default: brainbox.recall; tests/test_memory.py checks the edge with the
+    paper's weights)."""
     out = invoke("recall", "login", "--cwd", str(auth_memory), "--json")
     data = json.loads(out.stdout)
     assert {"query", "results", "elapsed_ms"} <= set(data)
-    paths = [r["path"] for r in data["results"]]
-    assert "src/auth/session.py" in paths[:3]
-    hit = data["results"][paths.index("src/auth/session.py")]
+    hit = data["results"][0]
+    assert hit["path"] == "src/auth/login.py"
     assert 0 < hit["confidence"] <= 1
-    assert hit["via"] is None and hit["channels"] and "associative" not in hit["channels"]
+    assert hit["via"] is None and hit["channels"]["lexical"] == 1
+    assert "associative" not in hit["channels"]
     assert all(isinstance(v, int) for v in hit["channels"].values())
 
 

@@ -65,8 +65,9 @@ def test_incremental_folding_with_recalls_between_equals_rebuild(tmp_path):
 
 def test_login_then_session_edits_are_recalled_with_the_edge(tmp_path):
     """With the paper's weights (`fusion="fixed"`) session.py comes through the learned edge
-    login.py -> session.py; by default (the associative channel at weight 0, see
-    brainbox.recall) it still comes, from its access history, without an edge."""
+    login.py -> session.py. By default (the associative channel at weight 0, and recency at
+    0 at a session's opening prompt: brainbox.recall) login.py leads, no result carries an
+    edge, and session.py, found by frequency alone, is below the relevance floor."""
     mem = Memory.open(tmp_path / "b.db")
     auth_sessions(mem)
     res = mem.recall("login", project="/repo", params=Params(fusion="fixed"))
@@ -76,8 +77,11 @@ def test_login_then_session_edits_are_recalled_with_the_edge(tmp_path):
     assert hit.via.startswith("src/auth/login.py -> src/auth/session.py (w=")
     assert "associative" in hit.channels
     res = mem.recall("login", project="/repo")
-    assert "src/auth/session.py" in [r.path for r in res][:3]
+    assert res[0].path == "src/auth/login.py"
     assert all(r.via is None and "associative" not in r.channels for r in res)
+    every = mem.recall("login", project="/repo", params=Params(min_probability=0.0))
+    hit = next(r for r in every if r.path == "src/auth/session.py")
+    assert hit.confidence < 0.02 <= res[0].confidence
 
 
 def test_nonsense_query_returns_nothing(tmp_path):

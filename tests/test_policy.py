@@ -172,7 +172,7 @@ def test_recalls_recency_switch_is_whether_the_session_touched_a_project_file(wo
     args = rank_args(Index(s), query, project=project, session=session)
     want = any(s.res_kind[r] == FILE and s.res_project[r] == project
                for r in session_resources(s, session).tolist())
-    assert args.lam[KP.RECENCY] == (RECENCY_SESSION if want else LAMBDA["recency"])
+    assert args.lam[KP.RECENCY] == (RECENCY_SESSION if want else FUSION["chosen"]["recency"])
 
 
 _STATE = []

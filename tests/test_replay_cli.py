@@ -113,11 +113,13 @@ def test_ablations_replay_each_channel_removed_and_report_the_paired_difference(
     r = invoke("replay", "--synthetic", "400", "--bootstrap", "50", "--no-progress",
                "--ablations", "--json", "--markdown", str(md))
     data = json.loads(r.stdout)
-    from brainbox.recall import CHANNELS, FUSION
+    from brainbox.recall import CHANNELS, plan
 
     # snippet (no code index) and the channels of weight 0 (associative) are not ablated
-    assert data["settings"]["ablations"] == [c for c in CHANNELS
-                                             if c != "snippet" and FUSION["chosen"][c] > 0]
+    used = plan().use.tolist()
+    assert data["settings"]["ablations"] == [c for c, on in zip(CHANNELS, used, strict=True)
+                                             if on]
+    assert "recency" in data["settings"]["ablations"]  # 0 at a prompt, 30 in a session
     assert list(data["settings"]["ablations_skipped"]) == ["associative", "snippet"]
     assert set(data["ablations"]) == {"repo", "all"}
     res = data["cohorts"]["synthetic"]["results"]
