@@ -128,7 +128,38 @@ def _m002_event_uid(conn) -> None:
     )
 
 
-MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid)]
+def _m003_code_index(conn) -> None:
+    """The code index (issue 16, `storage.codeindex`): indexed files with their content hash,
+    and their chunks (functions, classes, methods, windows of lines)."""
+    _script(
+        conn,
+        """
+        CREATE TABLE code_files (
+            id INTEGER PRIMARY KEY,
+            root TEXT NOT NULL,
+            path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            language TEXT,
+            chunker TEXT NOT NULL,
+            indexed_at REAL NOT NULL,
+            UNIQUE (root, path)
+        );
+        CREATE TABLE code_chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES code_files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            symbol TEXT
+        );
+        CREATE INDEX code_chunks_file ON code_chunks(file_id)
+        """
+    )
+
+
+MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
+              ("003_code_index", _m003_code_index)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

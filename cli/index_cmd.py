@@ -1,0 +1,83 @@
+"""``brainbox index [DIR]``: build the code index of a project (``brainbox.codeindex``).
+
+The index lives in the brainbox database (the one ``--db`` or ``BRAINBOX_DB`` names, else
+the home's), opened through ``brainbox.store`` like every command. Warnings (skipped files,
+syntax errors, a missing grammar) go to stderr, one line each, the first ``MAX_WARNINGS``
+of them and a count of the rest; the progress line is a ``\\r`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import click
+
+MAX_WARNINGS = 20
+
+
+def register(cli) -> None:
+    @cli.command("index")
+    @click.argument("directory", required=False, default=".",
+                    type=click.Path(exists=True, file_okay=False))
+    @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+    @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
+    @click.pass_context
+    def index(ctx, directory, as_json, no_progress):
+        """Index a project's files into chunks (functions, classes, methods; windows of
+        lines for other text), incrementally by content hash.
+
+        \b
+        Example:
+          brainbox index ~/src/myproject --json
+        """
+        from brainbox import codeindex, store
+
+        root = os.path.abspath(directory)
+        try:
+            conn = store.connect(ctx.obj.get("db"))
+        except store.StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        t0 = time.perf_counter()
+        last = [0.0]
+        show = not no_progress
+
+        def progress(done, report):
+            now = time.perf_counter()
+            if now - last[0] >= 0.25:
+                last[0] = now
+                click.echo(f"\rindex: {done:,} files, {report.indexed:,} indexed, "
+                           f"{report.unchanged:,} unchanged, {now - t0:.1f} s ",
+                           err=True, nl=False)
+
+        try:
+            report = codeindex.build(conn, root, progress=progress if show else None)
+            totals = codeindex.totals(conn, root)
+        except store.StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        finally:
+            if show and last[0]:
+                click.echo("", err=True)
+        seconds = time.perf_counter() - t0
+        conn.close()
+        for line in report.warnings[:MAX_WARNINGS]:
+            click.echo(f"brainbox index: {line}", err=True)
+        if len(report.warnings) > MAX_WARNINGS:
+            click.echo(f"brainbox index: ... and {len(report.warnings) - MAX_WARNINGS} more "
+                       f"warnings", err=True)
+        out = {**totals, "seconds": round(seconds, 3), "root": root, "seen": report.seen,
+               "indexed": report.indexed, "unchanged": report.unchanged,
+               "removed": report.removed, "parse_errors": report.parse_errors,
+               "skipped": dict(sorted(report.skipped.items()))}
+        if as_json:
+            click.echo(json.dumps(out))
+            return
+        skipped = ", ".join(f"{k} {v}" for k, v in out["skipped"].items()) or "none"
+        click.echo(f"{root}: {out['files']:,} files, {out['chunks']:,} chunks, "
+                   f"{out['bytes']:,} bytes in {seconds:.1f} s")
+        click.echo(f"seen {report.seen:,}, indexed {report.indexed:,}, unchanged "
+                   f"{report.unchanged:,}, removed {report.removed:,}, syntax errors "
+                   f"{report.parse_errors:,}; skipped: {skipped}")
+        sys.stdout.flush()
