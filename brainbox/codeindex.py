@@ -334,11 +334,12 @@ def chunk(path: str, source: bytes, report: Report | None = None):
 def _read(root: str, real_root: str, path: str, report: Report) -> bytes | None:
     full = os.path.join(root, path)
     try:
-        if os.path.islink(full):
-            target = os.path.realpath(full)
-            if os.path.commonpath([target, real_root]) != real_root:
-                report.skip("symlink_outside", path, f"points to {target}")
-                return None
+        # every path, not only a symlink itself: a folder on the way may be one (a path
+        # handed to index_files through a symlinked folder)
+        target = os.path.realpath(full)
+        if os.path.commonpath([target, real_root]) != real_root:
+            report.skip("symlink_outside", path, f"points to {target}")
+            return None
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         report.skip("vanished", path)
@@ -428,8 +429,8 @@ def build(conn, root: str, *, progress=None) -> Report:
 
 def index_files(conn, root: str, paths) -> Report:
     """Re-index the named files of the project at `root` (paths relative to it, or absolute
-    inside it): changed ones are re-chunked, missing ones dropped from the index. For the
-    daemon, which will call it for files edits made stale."""
+    inside it; others are ignored): changed ones are re-chunked, missing ones dropped from
+    the index. For the daemon, which will call it for files edits made stale."""
     root = os.path.abspath(root)
     rel = []
     for p in paths:

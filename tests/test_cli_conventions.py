@@ -11,9 +11,10 @@ from click.testing import CliRunner
 
 from brainbox.cli.app import cli
 
-# The commands of cli/app.py's recall..demo, cli/agent_cmds.py and cli/replay_cmd.py.
+# The commands of cli/app.py's recall..demo, cli/agent_cmds.py, cli/replay_cmd.py and
+# cli/index_cmd.py.
 COMMANDS = ("recall", "predict", "explain", "stats", "demo", "replay", "serve", "install",
-            "uninstall", "doctor", "mcp", "import")
+            "uninstall", "doctor", "mcp", "import", "index")
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -267,6 +267,16 @@ def test_bad_input_is_skipped_with_a_counted_reason_and_the_rest_is_indexed(
     assert codeindex.chunks_of(conn, str(root), "leak.py") == []
 
 
+def test_a_path_through_a_symlinked_folder_out_of_the_project_is_not_read(conn, tmp_path):
+    outside = write(tmp_path / "outside", {"secret.py": "def leak():\n    pass\n"})
+    root = write(tmp_path / "proj", {"a.py": "x = 1\n"})
+    (root / "vendor").symlink_to(outside, target_is_directory=True)
+    assert codeindex.list_files(str(root)) == ["a.py"]  # the walk does not follow it
+    report = codeindex.index_files(conn, str(root), ["vendor/secret.py", "a.py"])
+    assert report.skipped == {"symlink_outside": 1} and report.indexed == 1
+    assert codeindex.totals(conn, str(root))["files"] == 1
+
+
 def test_a_fifo_is_skipped_without_blocking(conn, tmp_path):
     root = write(tmp_path / "proj", {"a.py": "x = 1\n"})
     os.mkfifo(root / "pipe.txt")
