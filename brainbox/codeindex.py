@@ -59,6 +59,7 @@ WINDOW = 60
 BATCH = 200
 TREE_SITTER = "tree-sitter/1"
 LINES = "lines/1"
+NO_GRAMMAR = "lines/1/no-grammar"  # windows only because the grammar was missing
 
 # extension -> (language, grammar module, name of its language function)
 LANGUAGES = {
@@ -326,7 +327,21 @@ def chunk(path: str, source: bytes, report: Report | None = None):
                 report.parse_errors += 1
                 report.warnings.append(f"{path}: syntax error: split into windows of "
                                        f"{WINDOW} lines")
+        else:
+            return language, NO_GRAMMAR, windows(1, n_lines) if n_lines else []
     return language, LINES, windows(1, n_lines) if n_lines else []
+
+
+def _current(path: str, stored: str, report: Report) -> bool:
+    """Whether a file chunked by `stored` (its bytes unchanged) needs no new chunking: the
+    chunker is this version's, and a file windowed for want of a grammar is re-chunked
+    once the grammar is installed."""
+    if stored in (TREE_SITTER, LINES):
+        return True
+    if stored == NO_GRAMMAR:
+        language = LANGUAGES.get(os.path.splitext(path)[1].lower(), (None,))[0]
+        return language is None or parser_for(language, report) is None
+    return False
 
 
 # --- reading and storing --------------------------------------------------------------
@@ -394,7 +409,7 @@ def _index(conn, root: str, paths, report: Report, *, known, progress=None) -> N
                 progress(i + 1, report)
             continue
         sha = "sha256:" + hashlib.sha256(data).hexdigest()
-        if path in known and known[path] in ((sha, TREE_SITTER), (sha, LINES)):
+        if path in known and known[path][0] == sha and _current(path, known[path][1], report):
             report.unchanged += 1
             if progress:
                 progress(i + 1, report)

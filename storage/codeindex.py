@@ -4,8 +4,8 @@ Schema (migration 003, `storage.db`):
 - `code_files(id, root, path, sha256, size, language, chunker, indexed_at)`: `root` is the
   project's absolute folder, `path` relative to it with `/`; `sha256` carries its version
   prefix (`sha256:<hex>`, STYLE §7); `chunker` names what split the file and its version
-  (`tree-sitter/1`, `lines/1`), so a change of chunking rules re-chunks files whose bytes
-  did not change.
+  (`tree-sitter/1`, `lines/1`, `lines/1/no-grammar`), so a change of chunking rules, or a
+  grammar installed since, re-chunks files whose bytes did not change.
 - `code_chunks(id, file_id, start_line, end_line, kind, symbol)`: lines are 1-based and
   inclusive; `kind` is function, method, class, type, impl, module or lines; `symbol` the
   qualified name (`Class.method`), NULL for windows of lines. Deleting a file's row deletes

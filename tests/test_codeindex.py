@@ -131,12 +131,31 @@ def test_a_missing_grammar_wheel_gives_one_line_and_windows(monkeypatch):
     monkeypatch.setattr(codeindex, "_missing", set())
     report = codeindex.Report()
     for name in ("a.rs", "b.rs"):
-        _, chunker, _ = codeindex.chunk(name, b"fn f() {}\n", report)
-        assert chunker == codeindex.LINES
+        _, chunker, chunks = codeindex.chunk(name, b"fn f() {}\n", report)
+        assert (chunker, chunks) == (codeindex.NO_GRAMMAR, [(1, 1, "lines", None)])
     [line] = report.warnings
     assert "no tree-sitter grammar for rust" in line and "tree-sitter-rust" in line
     assert "\n" not in line
     assert codeindex.chunk("a.py", b"def f():\n    pass\n")[1] == codeindex.TREE_SITTER
+
+
+def test_files_windowed_for_want_of_a_grammar_are_rechunked_once_it_is_installed(
+        conn, tmp_path, monkeypatch):
+    root = write(tmp_path / "proj", {"lib.rs": "fn f() {}\n", "a.py": "x = 1\n"})
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "tree_sitter_rust", None)
+        m.setattr(codeindex, "_parsers", {})
+        m.setattr(codeindex, "_missing", set())
+        first = codeindex.build(conn, str(root))
+        assert first.indexed == 2
+        assert codeindex.chunks_of(conn, str(root), "lib.rs") == [(1, 1, "lines", None)]
+        again = codeindex.build(conn, str(root))  # still missing: nothing to redo
+        assert (again.indexed, again.unchanged) == (0, 2)
+    monkeypatch.setattr(codeindex, "_parsers", {})
+    monkeypatch.setattr(codeindex, "_missing", set())
+    now = codeindex.build(conn, str(root))
+    assert (now.indexed, now.unchanged) == (1, 1)
+    assert codeindex.chunks_of(conn, str(root), "lib.rs") == [(1, 1, "function", "f")]
 
 
 # --- listing ------------------------------------------------------------------------
