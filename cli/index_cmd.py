@@ -16,6 +16,7 @@ import time
 import click
 
 MAX_WARNINGS = 20
+PROGRESS_EVERY = 0.25  # seconds: the first line too, so a short run prints none
 
 
 def register(cli) -> None:
@@ -41,13 +42,15 @@ def register(cli) -> None:
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         t0 = time.perf_counter()
-        last = [0.0]
+        last = [t0]
+        shown = [False]
         show = not no_progress
 
         def progress(done, report):
             now = time.perf_counter()
-            if now - last[0] >= 0.25:
+            if now - last[0] >= PROGRESS_EVERY:
                 last[0] = now
+                shown[0] = True
                 click.echo(f"\rindex: {done:,} files, {report.indexed:,} indexed, "
                            f"{report.unchanged:,} unchanged, {now - t0:.1f} s ",
                            err=True, nl=False)
@@ -58,7 +61,7 @@ def register(cli) -> None:
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         finally:
-            if show and last[0]:
+            if shown[0]:
                 click.echo("", err=True)
         seconds = time.perf_counter() - t0
         conn.close()

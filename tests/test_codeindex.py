@@ -360,14 +360,21 @@ def test_the_index_command_prints_json_counts_and_writes_a_private_database(tmp_
 
 def test_the_index_command_shows_progress_on_stderr_and_a_summary_on_stdout(tmp_path,
                                                                             monkeypatch):
+    from brainbox.cli import index_cmd
     from brainbox.cli.app import cli
 
     root = project(tmp_path)
-    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), "index", str(root)],
-                           catch_exceptions=False)
+    db = str(tmp_path / "b.db")
+    quick = CliRunner().invoke(cli, ["--db", db, "index", str(root)], catch_exceptions=False)
+    assert quick.exit_code == 0 and quick.stderr == ""  # a short run: no progress line
+    assert "4 files, 5 chunks" in quick.stdout and "skipped: none" in quick.stdout
+    monkeypatch.setattr(index_cmd, "PROGRESS_EVERY", 0.0)  # as if every file were slow
+    r = CliRunner().invoke(cli, ["--db", db, "index", str(root)], catch_exceptions=False)
     assert r.exit_code == 0
-    assert r.stderr.startswith("\rindex: ") and "\r" not in r.stdout
-    assert "4 files, 5 chunks" in r.stdout and "skipped: none" in r.stdout
+    lines = r.stderr.split("\r")
+    assert lines[0] == "" and len(lines) == 5 and lines[-1].endswith("\n")
+    assert lines[-1].startswith("index: 4 files, 0 indexed, 4 unchanged")
+    assert "\r" not in r.stdout and "unchanged 4" in r.stdout
 
 
 def test_the_index_command_refuses_a_missing_directory(tmp_path):
