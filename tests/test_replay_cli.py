@@ -36,10 +36,19 @@ def test_synthetic_replay_writes_json_markdown_and_a_figure(tmp_path):
     assert set(cohort["coverage"]) == set(PROBES) == set(cohort["results"])
     assert data["timings"]["events"] == cohort["events"] > 0
     assert data["source_commit"]
+    # calibration: every view, both contexts, the held-out error and the reliability bins
+    for view in ("repo", "all"):
+        cal = data["calibration"][view]
+        assert cal["horizon"] == "the rest of the task" and "rows" not in cal
+        assert set(cal["contexts"]) == {"prompt", "session"}
+        assert cal["all"]["n"] == sum(c["n"] for c in cal["contexts"].values()) > 0
+        assert 0 <= cal["all"]["ece"] <= 1
+        assert sum(b["n"] for b in cal["all"]["bins"]) == cal["all"]["n"]
     text = md.read_text()
     assert "| Probe | Gold targets | Eligible | Probes | Scored |" in text
     assert text.index("## Repository files only") < text.index("## All files")
     assert "P3 next tool" in text
+    assert "## Calibration" in text and "| View | Context | Predictions | ECE |" in text
     try:
         import matplotlib  # noqa: F401
     except ImportError:
