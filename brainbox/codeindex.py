@@ -57,9 +57,11 @@ WINDOW = 60
 # NORMAL): the batch does not buy speed, it bounds what an interrupted run loses, and files
 # are parsed before the write lock is taken, so a hook waits for inserts only.
 BATCH = 200
-TREE_SITTER = "tree-sitter/1"
-LINES = "lines/1"
-NO_GRAMMAR = "lines/1/no-grammar"  # windows only because the grammar was missing
+# Version 2 (migration 004): chunks carry full-text rows; a file chunked by version 1 has
+# none, so its bytes are re-chunked on the next `brainbox index` (that builds the rows).
+TREE_SITTER = "tree-sitter/2"
+LINES = "lines/2"
+NO_GRAMMAR = "lines/2/no-grammar"  # windows only because the grammar was missing
 
 # extension -> (language, grammar module, name of its language function)
 LANGUAGES = {
@@ -344,6 +346,31 @@ def _current(path: str, stored: str, report: Report) -> bool:
     return False
 
 
+def chunk_terms(path: str, source: bytes, chunks) -> list[tuple[str, str, str]]:
+    """The full-text terms of each chunk, `(path, symbol, body)` as space-separated terms
+    (`brainbox.text.path_tokens` and `tokens`, the one definition recall and learning use:
+    snake_case and camelCase split, the whole identifier kept). A chunk's body is the lines
+    it owns: those of its nested chunks (a class's methods) are theirs alone, so a class is
+    found by its header, docstring and attributes, and each line is indexed once."""
+    from brainbox.text import path_tokens, tokens
+
+    lines = source.decode("utf-8", "replace").split("\n")
+    owner = [-1] * (len(lines) + 2)
+    for i, (s, e, _k, _n) in enumerate(chunks):  # outermost first: the innermost wins
+        owner[s:e + 1] = [i] * (e - s + 1)
+    body: list[list[str]] = [[] for _ in chunks]
+    for n, line in enumerate(lines, start=1):
+        if n < len(owner) and owner[n] >= 0:
+            body[owner[n]].append(line)
+    where = " ".join(path_tokens(path))
+    out = []
+    for (_s, _e, _k, symbol), own in zip(chunks, body, strict=True):
+        text = "\n".join(own)
+        out.append((where, " ".join(tokens(symbol)) if symbol else "",
+                    " ".join(tokens(text, limit=len(text)))))
+    return out
+
+
 # --- reading and storing --------------------------------------------------------------
 
 def _read(root: str, real_root: str, path: str, report: Report) -> bytes | None:
@@ -417,7 +444,8 @@ def _index(conn, root: str, paths, report: Report, *, known, progress=None) -> N
         language, chunker, chunks = chunk(path, data, report)
         pending.append((path, {"sha256": sha, "size": len(data), "language": language,
                                "chunker": chunker, "indexed_at": time.time(),
-                               "chunks": chunks}))
+                               "chunks": chunks,
+                               "terms": chunk_terms(path, data, chunks)}))
         report.indexed += 1
         if len(pending) >= BATCH:
             flush()

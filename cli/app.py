@@ -463,11 +463,12 @@ def demo(sessions, seed, demo_db, as_json):
 
 def _register_commands():
     """Commands that live in their own modules (replay, hooks, daemon, installers)."""
-    from brainbox.cli import agent_cmds, fit_cmd, index_cmd, replay_cmd
+    from brainbox.cli import agent_cmds, fit_cmd, index_cmd, replay_cmd, search_cmd
 
     replay_cmd.register(cli)
     fit_cmd.register(cli)
     index_cmd.register(cli)
+    search_cmd.register(cli)
     agent_cmds.register(cli)
 
 

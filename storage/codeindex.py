@@ -4,19 +4,26 @@ Schema (migration 003, `storage.db`):
 - `code_files(id, root, path, sha256, size, language, chunker, indexed_at)`: `root` is the
   project's absolute folder, `path` relative to it with `/`; `sha256` carries its version
   prefix (`sha256:<hex>`, STYLE §7); `chunker` names what split the file and its version
-  (`tree-sitter/1`, `lines/1`, `lines/1/no-grammar`), so a change of chunking rules, or a
-  grammar installed since, re-chunks files whose bytes did not change.
+  (`tree-sitter/2`, `lines/2`, `lines/2/no-grammar`; version 1 had no full-text rows), so
+  a change of chunking rules, or a grammar installed since, re-chunks files whose bytes
+  did not change.
 - `code_chunks(id, file_id, start_line, end_line, kind, symbol)`: lines are 1-based and
   inclusive; `kind` is function, method, class, type, impl, module or lines; `symbol` the
   qualified name (`Class.method`), NULL for windows of lines. Deleting a file's row deletes
   its chunks (ON DELETE CASCADE; `connect()` turns foreign keys on).
 
-Chunk text is not stored: the file on disk is the source of it, and the hash says whether
-it is still the text that was chunked (full-text search, a later step, decides what it
-keeps). Standard library only, like the rest of `storage`.
+- `code_fts(path, symbol, body)` (migration 004): an FTS5 table, rowid = the chunk's id,
+  holding pre-split terms (the caller splits: `brainbox.text`), not the source text; the
+  file on disk is the source of that, and the hash says whether it is still the text that
+  was chunked. A trigger deletes a chunk's row with the chunk.
+
+Standard library only, like the rest of `storage`.
 """
 
 from __future__ import annotations
+
+# bm25() column weights (path, symbol, body): see `search`.
+WEIGHTS = (1.0, 1.0, 1.0)
 
 
 def file_states(conn, root: str) -> dict[str, tuple[str, str]]:
@@ -27,9 +34,12 @@ def file_states(conn, root: str) -> dict[str, tuple[str, str]]:
 
 def put_file(conn, root: str, path: str, *, sha256: str, size: int, language: str | None,
              chunker: str, indexed_at: float,
-             chunks: list[tuple[int, int, str, str | None]]) -> None:
-    """Store (or replace) one file and its chunks `(start_line, end_line, kind, symbol)`.
-    The caller holds the transaction (`atomic`)."""
+             chunks: list[tuple[int, int, str, str | None]],
+             terms: list[tuple[str, str, str]] | None = None) -> None:
+    """Store (or replace) one file and its chunks `(start_line, end_line, kind, symbol)`,
+    and, with `terms` (one `(path, symbol, body)` string of space-separated terms per
+    chunk, in the same order), their full-text rows. The caller holds the transaction
+    (`atomic`)."""
     conn.execute("DELETE FROM code_files WHERE root = ? AND path = ?", (root, path))
     cur = conn.execute(
         "INSERT INTO code_files(root, path, sha256, size, language, chunker, indexed_at) "
@@ -40,6 +50,11 @@ def put_file(conn, root: str, path: str, *, sha256: str, size: int, language: st
         "INSERT INTO code_chunks(file_id, start_line, end_line, kind, symbol) "
         "VALUES (?, ?, ?, ?, ?)",
         [(file_id, s, e, k, sym) for s, e, k, sym in chunks])
+    if terms:
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM code_chunks WHERE file_id = ? ORDER BY id", (file_id,))]
+        conn.executemany("INSERT INTO code_fts(rowid, path, symbol, body) VALUES (?, ?, ?, ?)",
+                         [(i, *t) for i, t in zip(ids, terms, strict=True)])
 
 
 def remove_files(conn, root: str, paths) -> int:
@@ -68,3 +83,23 @@ def chunks_of(conn, root: str, path: str) -> list[tuple[int, int, str, str | Non
         "SELECT c.start_line, c.end_line, c.kind, c.symbol FROM code_chunks c "
         "JOIN code_files f ON f.id = c.file_id WHERE f.root = ? AND f.path = ? "
         "ORDER BY c.start_line, c.end_line DESC, c.id", (root, path))]
+
+
+def search(conn, root: str, match: str, limit: int) -> list[tuple]:
+    """Chunks of `root` matching the FTS5 expression `match` (the caller builds it from
+    quoted terms), best first: `(path, start_line, end_line, kind, symbol, bm25)`, where
+    `bm25` is FTS5's `bm25()` (lower is better) with `weights` per column (path, symbol,
+    body)."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, bm25(code_fts, ?, ?, ?) "
+        "AS score FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
+        "JOIN code_files f ON f.id = c.file_id "
+        "WHERE code_fts MATCH ? AND f.root = ? ORDER BY score, f.path, c.start_line LIMIT ?",
+        (*WEIGHTS, match, root, limit))]
+
+
+def fts_rows(conn, root: str) -> int:
+    """How many chunks of `root` have a full-text row."""
+    return conn.execute(
+        "SELECT count(*) FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
+        "JOIN code_files f ON f.id = c.file_id WHERE f.root = ?", (root,)).fetchone()[0]

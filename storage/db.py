@@ -158,8 +158,30 @@ def _m003_code_index(conn) -> None:
     )
 
 
+def _m004_code_fts(conn) -> None:
+    """Full-text search over the code index's chunks (issue 16, `storage.codeindex`): one
+    FTS5 row per chunk, its rowid the chunk's id, with three columns of pre-split terms
+    (`brainbox.text`: the chunk's path, its symbol, its own lines). The terms are lowercase
+    `[a-z0-9_-]` words, so `unicode61` with `_` and `-` as token characters keeps each one
+    whole (`foo_bar` stays one token beside `foo` and `bar`). A trigger drops a chunk's row
+    when the chunk is deleted, also by the cascade from its file. Rows of chunks stored
+    before this migration are made when their files are re-chunked: the chunker versions
+    changed with it (`brainbox.codeindex`)."""
+    _script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE code_fts USING fts5(
+            path, symbol, body, tokenize = "unicode61 tokenchars '_-'"
+        )
+        """
+    )
+    # one statement with a `;` inside: not through `_script`, which splits on them
+    conn.execute("CREATE TRIGGER code_chunks_fts_delete AFTER DELETE ON code_chunks BEGIN "
+                 "DELETE FROM code_fts WHERE rowid = old.id; END")
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
-              ("003_code_index", _m003_code_index)]
+              ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from brainbox.cli.app import cli
 
 # The commands of cli/app.py's recall..demo, cli/agent_cmds.py, cli/replay_cmd.py and
-# cli/index_cmd.py.
+# cli/index_cmd.py and cli/search_cmd.py.
 COMMANDS = ("recall", "predict", "explain", "stats", "demo", "replay", "serve", "install",
-            "uninstall", "doctor", "mcp", "import", "index")
+            "uninstall", "doctor", "mcp", "import", "index",
+            "search")
 
 
 @pytest.mark.parametrize("name", COMMANDS)

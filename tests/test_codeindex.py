@@ -223,7 +223,7 @@ def test_a_second_run_rechunks_only_the_changed_file_and_drops_a_deleted_one(con
 def test_a_new_chunker_version_rechunks_unchanged_bytes(conn, tmp_path, monkeypatch):
     root = project(tmp_path)
     codeindex.build(conn, str(root))
-    monkeypatch.setattr(codeindex, "TREE_SITTER", "tree-sitter/2")
+    monkeypatch.setattr(codeindex, "TREE_SITTER", codeindex.TREE_SITTER + ".next")
     report = codeindex.build(conn, str(root))
     assert (report.indexed, report.unchanged) == (3, 1)  # the three source files
 

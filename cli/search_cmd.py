@@ -1,0 +1,61 @@
+"""``brainbox search QUERY``: keyword search over the code index (``brainbox.codesearch``).
+
+The project is the git root of ``--cwd`` (``brainbox.events.project_root``, as ``recall``
+finds it); its index is the one ``brainbox index`` built in the same database. ``--json``
+prints a list of snippets (``[]`` when nothing matches, exit 0). Without an index for the
+project: one line on stderr naming ``brainbox index``, exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from brainbox.cli.output import emit
+
+
+def register(cli) -> None:
+    @cli.command("search")
+    @click.argument("query")
+    @click.option("--cwd", type=click.Path(file_okay=False),
+                  help="Working folder; the project is its git root (default: .).")
+    @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+                  help="At most this many snippets.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the snippets as JSON.")
+    @click.pass_context
+    def search(ctx, query, cwd, limit, as_json):
+        """Code snippets (functions, classes, windows of lines) of the project that match
+        QUERY, ranked by BM25 over the code index (keyword only: no embeddings yet).
+
+        \b
+        Example:
+          brainbox index ~/src/app && brainbox search "login redirect" --cwd ~/src/app
+        """
+        from brainbox import codesearch, store
+        from brainbox.events import project_root
+
+        root = project_root(os.path.abspath(cwd or os.getcwd()))
+        try:
+            conn = store.connect(ctx.obj.get("db"))
+        except store.StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            if not codesearch.indexed(conn, root):
+                click.echo(f"brainbox search: {root} has no code index; run "
+                           f"`brainbox index {root}` first", err=True)
+                ctx.exit(1)
+            found = codesearch.search(conn, root, query, limit)
+        finally:
+            conn.close()
+        data = [s.as_dict() for s in found]
+
+        def human(rows):
+            if not rows:
+                click.echo("no match")
+            for r in rows:
+                what = f"{r['kind']} {r['symbol']}" if r["symbol"] else r["kind"]
+                click.echo(f"{r['score']:8.3f}  {r['path']}:{r['start_line']}-"
+                           f"{r['end_line']}  {what}")
+
+        emit(data, as_json, human)

@@ -1,0 +1,246 @@
+"""Keyword search over the code index (issue 16): BM25 over chunks in FTS5, kept in step
+with the index, hostile queries escaped, an index built before migration 004 upgraded on
+the next `brainbox index`, the `brainbox search` command. No numba kernel is compiled."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from brainbox import codeindex, codesearch, store
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPOS = SHARED / "data" / "repos"
+
+
+@pytest.fixture
+def conn(tmp_path):
+    c = store.connect(tmp_path / "b.db")
+    yield c
+    c.close()
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, body in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(body)
+    return root
+
+
+# filler files so that a term in a few chunks has a positive BM25 idf (FTS5 floors the idf
+# of a term found in over half the rows at 1e-6, and every test query would tie)
+FILLER = {f"lib/mod{i}.py": f"def helper_{i}(value):\n    return value + {i}\n\n"
+          f"class Widget{i}:\n    def render(self):\n        return 'widget {i}'\n"
+          for i in range(12)}
+
+
+def project(tmp_path) -> Path:
+    return write(tmp_path / "proj", {
+        **FILLER,
+        "src/billing.py": "def compute_total(items):\n    '''Sum of the prices.'''\n"
+                          "    return sum(i.price for i in items)\n\n"
+                          "class Invoice:\n    '''An invoice with its lines.'''\n"
+                          "    def lines(self):\n        return []\n",
+        "src/report.py": "from src.billing import compute_total\n\n"
+                         "def monthly_report(items):\n    return compute_total(items)\n",
+        "src/auth/login_form.py": "def show():\n    return 'please sign in'\n",
+        "docs/notes.md": "Totals are computed by the billing module.\n",
+    })
+
+
+def paths(found):
+    return [(s.path, s.symbol) for s in found]
+
+
+# --- ranking ------------------------------------------------------------------------
+
+def test_the_chunk_that_defines_the_queried_function_ranks_first(conn, tmp_path):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    for query in ("compute_total", "computeTotal", "where is compute total defined?"):
+        found = codesearch.search(conn, str(root), query, 5)
+        assert (found[0].path, found[0].symbol, found[0].kind) == (
+            "src/billing.py", "compute_total", "function"), query
+        assert (found[0].start_line, found[0].end_line) == (1, 3)
+        # the callers follow it
+        assert ("src/report.py", "monthly_report") in paths(found)
+        assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
+        assert found[0].score > found[-1].score
+
+
+def test_a_symbol_match_finds_a_class_by_its_name_and_not_its_methods_lines(conn, tmp_path):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    found = codesearch.search(conn, str(root), "Invoice", 10)
+    assert paths(found)[0] == ("src/billing.py", "Invoice")
+    # the class's own lines are its header and docstring: its method is a chunk of its own
+    assert found[0].kind == "class"
+    d = found[0].as_dict()
+    assert set(d) == {"path", "start_line", "end_line", "kind", "symbol", "score", "channels"}
+    assert d["channels"] == ["keyword"]
+
+
+def test_a_path_match_finds_the_file_named_by_the_query(conn, tmp_path):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    found = codesearch.search(conn, str(root), "login form", 3)
+    assert paths(found)[0] == ("src/auth/login_form.py", "show")  # no body word matches
+    assert codesearch.search(conn, str(root), "auth", 3)[0].path == "src/auth/login_form.py"
+
+
+def test_limit_and_no_match(conn, tmp_path):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    assert len(codesearch.search(conn, str(root), "widget render value", 4)) == 4
+    assert codesearch.search(conn, str(root), "zebra", 10) == []
+    assert codesearch.search(conn, str(root), "the of and", 10) == []  # stop words only
+
+
+@pytest.mark.parametrize("query", [
+    'foo(bar) "x', "NEAR", "-", '"', "*", "compute_total*", "AND OR NOT", "path:billing",
+    "NEAR(compute total, 2)", "^compute", "a' OR 1=1 --", "{path body}: x", "",
+    "compute_total -billing", "\x00\u00e9\U0001F600", "x" * 5000])
+def test_hostile_queries_never_reach_fts5_syntax(conn, tmp_path, query):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    found = codesearch.search(conn, str(root), query, 10)
+    assert isinstance(found, list)
+    if "compute" in query:
+        assert found and found[0].symbol == "compute_total"
+    if query == "NEAR":  # a plain word, searched as a word
+        assert codesearch.match_expression(query) == '"near"'
+    if query == "AND OR NOT":  # stop words of brainbox.text: no term at all
+        assert found == [] and codesearch.match_expression(query) is None
+
+
+def test_the_match_expression_quotes_every_term():
+    assert codesearch.match_expression('foo(bar) "x') == '"foo" OR "bar"'
+    assert codesearch.match_expression("NEAR loadUser") == (
+        '"near" OR "load" OR "user" OR "loaduser"')
+    assert codesearch.match_expression("parse_args parse") == (
+        '"parse" OR "args" OR "parse_args"')  # each term once
+    assert codesearch.match_expression("- * ()") is None
+
+
+# --- kept in step with the index ----------------------------------------------------
+
+def test_a_rechunked_file_loses_its_old_snippets_and_a_deleted_file_all(conn, tmp_path):
+    from brainbox.storage import codeindex as sql
+
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    rows = sql.fts_rows(conn, str(root))
+    assert rows == codeindex.totals(conn, str(root))["chunks"]
+    (root / "src/billing.py").write_text("def grand_sum(items):\n    return 0\n")
+    (root / "src/report.py").unlink()
+    codeindex.build(conn, str(root))
+    assert codesearch.search(conn, str(root), "grand_sum", 5)[0].symbol == "grand_sum"
+    assert not [s for s in codesearch.search(conn, str(root), "compute_total invoice", 50)
+                if s.path in ("src/billing.py", "src/report.py")]
+    assert sql.fts_rows(conn, str(root)) == codeindex.totals(conn, str(root))["chunks"]
+    # no orphan rows anywhere in the table
+    (n,) = conn.execute("SELECT count(*) FROM code_fts WHERE rowid NOT IN "
+                        "(SELECT id FROM code_chunks)").fetchone()
+    assert n == 0
+    # index_files (the daemon's path) too
+    (root / "src/billing.py").unlink()
+    codeindex.index_files(conn, str(root), ["src/billing.py"])
+    assert codesearch.search(conn, str(root), "grand_sum", 5) == []
+
+
+def test_two_projects_in_one_database_search_apart(conn, tmp_path):
+    a = write(tmp_path / "a", {**FILLER, "x.py": "def alphaish():\n    pass\n"})
+    b = write(tmp_path / "b", {**FILLER, "x.py": "def betaish():\n    pass\n"})
+    codeindex.build(conn, str(a))
+    codeindex.build(conn, str(b))
+    assert codesearch.search(conn, str(a), "betaish", 5) == []
+    assert codesearch.search(conn, str(b), "betaish", 5)[0].path == "x.py"
+
+
+def test_a_database_indexed_before_migration_4_gets_its_rows_on_the_next_index(
+        tmp_path, monkeypatch):
+    from brainbox.storage import db
+
+    root = project(tmp_path)
+    path = tmp_path / "old.db"
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:3])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(codeindex, "TREE_SITTER", "tree-sitter/1")
+    monkeypatch.setattr(codeindex, "LINES", "lines/1")
+    monkeypatch.setattr(codeindex, "chunk_terms", lambda *a: None)  # 003 had no FTS
+    old = store.connect(path)
+    first = codeindex.build(old, str(root))
+    old.close()
+    monkeypatch.undo()
+    conn = store.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION >= 4
+    assert codesearch.indexed(conn, str(root))
+    assert codesearch.search(conn, str(root), "compute_total", 5) == []  # no rows yet
+    again = codeindex.build(conn, str(root))
+    assert again.indexed == first.indexed and again.unchanged == 0
+    assert codesearch.search(conn, str(root), "compute_total", 5)[0].symbol == "compute_total"
+    third = codeindex.build(conn, str(root))
+    assert third.indexed == 0 and third.unchanged == first.indexed
+    conn.close()
+
+
+# --- the command line ---------------------------------------------------------------
+
+def test_the_search_command_json_text_and_no_index(tmp_path):
+    from brainbox.cli.app import cli
+
+    root = project(tmp_path)
+    (root / ".git").mkdir()
+    db = str(tmp_path / "b.db")
+    r = CliRunner().invoke(cli, ["--db", db, "search", "compute_total", "--cwd", str(root)])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "run `brainbox index" in r.stderr
+    assert CliRunner().invoke(cli, ["--db", db, "index", str(root), "--no-progress"]
+                              ).exit_code == 0
+    r = CliRunner().invoke(cli, ["search", "compute_total", "--db", db, "--cwd",
+                                 str(root / "src"), "--json", "--limit", "2"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert len(out) == 2 and out[0] == {
+        "path": "src/billing.py", "start_line": 1, "end_line": 3, "kind": "function",
+        "symbol": "compute_total", "score": out[0]["score"], "channels": ["keyword"]}
+    assert out[0]["score"] > out[1]["score"]
+    none = CliRunner().invoke(cli, ["--db", db, "search", 'zebra(" NEAR -', "--cwd",
+                                    str(root), "--json"])
+    assert none.exit_code == 0 and json.loads(none.stdout) == []
+    text = CliRunner().invoke(cli, ["--db", db, "search", "compute_total", "--cwd", str(root)])
+    assert text.exit_code == 0
+    assert "src/billing.py:1-3  function compute_total" in text.stdout.splitlines()[0]
+
+
+# --- a real repository ---------------------------------------------------------------
+
+def test_forty_files_of_the_sympy_snapshot(conn, tmp_path):
+    archives = sorted((REPOS / "sympy__sympy").glob("*.tar.gz")) if REPOS.is_dir() else []
+    if not archives:
+        pytest.skip("../shared/data/repos/sympy__sympy is absent")
+    root = tmp_path / "sympy"
+    root.mkdir()
+    with tarfile.open(archives[0]) as tar:
+        members = sorted((m for m in tar.getmembers()
+                          if m.isfile() and m.name.endswith(".py")
+                          and m.name.startswith("sympy/core/")), key=lambda m: m.name)[:40]
+        tar.extractall(root, members=members, filter="data")
+    codeindex.build(conn, str(root))
+    found = codesearch.search(conn, str(root), "xreplace", 5)
+    assert (found[0].path, found[0].symbol) == ("sympy/core/basic.py", "Basic.xreplace")
+    found = codesearch.search(conn, str(root), "SympifyError", 5)
+    assert (found[0].path, found[0].symbol, found[0].kind) == (
+        "sympy/core/sympify.py", "SympifyError", "class")
+    found = codesearch.search(conn, str(root), "Mod modulo", 5)  # a symbol and a path
+    assert (found[0].path, found[0].symbol) == ("sympy/core/mod.py", "Mod")
+    found = codesearch.search(conn, str(root), "global evaluate flag", 5)
+    assert found[0].path == "sympy/core/evaluate.py"
+    found = codesearch.search(conn, str(root), "core function", 10)
+    assert found and all(s.path.startswith("sympy/core/") for s in found)
