@@ -103,3 +103,19 @@ def fts_rows(conn, root: str) -> int:
     return conn.execute(
         "SELECT count(*) FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
         "JOIN code_files f ON f.id = c.file_id WHERE f.root = ?", (root,)).fetchone()[0]
+
+
+def term_rows(conn, terms) -> dict[str, int]:
+    """{term: number of full-text rows holding it} for those of `terms` that are indexed
+    (all projects of the database together; `code_fts_terms`)."""
+    terms = list(terms)
+    if not terms:
+        return {}
+    marks = ",".join("?" * len(terms))
+    return dict(conn.execute(
+        f"SELECT term, doc FROM code_fts_terms WHERE term IN ({marks})", terms).fetchall())
+
+
+def chunk_count(conn) -> int:
+    """Chunks in the database, all projects."""
+    return conn.execute("SELECT count(*) FROM code_chunks").fetchone()[0]

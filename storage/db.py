@@ -164,7 +164,8 @@ def _m004_code_fts(conn) -> None:
     (`brainbox.text`: the chunk's path, its symbol, its own lines). The terms are lowercase
     `[a-z0-9_-]` words, so `unicode61` with `_` and `-` as token characters keeps each one
     whole (`foo_bar` stays one token beside `foo` and `bar`). A trigger drops a chunk's row
-    when the chunk is deleted, also by the cascade from its file. Rows of chunks stored
+    when the chunk is deleted, also by the cascade from its file; `code_fts_terms` (fts5vocab)
+    gives each term's number of rows. Rows of chunks stored
     before this migration are made when their files are re-chunked: the chunker versions
     changed with it (`brainbox.codeindex`)."""
     _script(
@@ -175,6 +176,8 @@ def _m004_code_fts(conn) -> None:
         )
         """
     )
+    # each term's count of rows, read by search to leave out terms in most chunks
+    conn.execute("CREATE VIRTUAL TABLE code_fts_terms USING fts5vocab(code_fts, row)")
     # one statement with a `;` inside: not through `_script`, which splits on them
     conn.execute("CREATE TRIGGER code_chunks_fts_delete AFTER DELETE ON code_chunks BEGIN "
                  "DELETE FROM code_fts WHERE rowid = old.id; END")

@@ -127,6 +127,24 @@ def test_the_match_expression_quotes_every_term():
     assert codesearch.match_expression("- * ()") is None
 
 
+def test_terms_in_most_chunks_are_left_out_unless_all_are(conn, tmp_path, monkeypatch):
+    root = project(tmp_path)
+    codeindex.build(conn, str(root))
+    terms = codesearch.query_terms("value compute_total zebra")
+    assert terms == ["value", "compute", "total", "compute_total", "zebra"]
+    # a small index keeps every indexed term (COMMON_MIN), and drops the absent one
+    assert codesearch.select_terms(conn, terms) == terms[:4]
+    monkeypatch.setattr(codesearch, "COMMON_MIN", 0)
+    monkeypatch.setattr(codesearch, "COMMON", 0.2)  # "value": 12 of the 43 chunks
+    assert codesearch.select_terms(conn, terms) == terms[1:4]
+    found = codesearch.search(conn, str(root), "value compute_total", 5)
+    assert found[0].symbol == "compute_total"
+    # only common terms: the rarest are kept, so the query still finds something
+    monkeypatch.setattr(codesearch, "RAREST", 1)
+    assert codesearch.select_terms(conn, ["value", "widget"]) == ["value"]
+    assert codesearch.search(conn, str(root), "value", 5)
+
+
 # --- kept in step with the index ----------------------------------------------------
 
 def test_a_rechunked_file_loses_its_old_snippets_and_a_deleted_file_all(conn, tmp_path):

@@ -1,0 +1,126 @@
+"""Code search figures for the notes (issue 16): keyword search over the sympy snapshot.
+
+Usage: python benchmarks/measure_codesearch.py [--runs N] [--rounds R]
+Extracts the sympy snapshot (../shared/data/repos) into a temporary folder, then:
+- index: N times each, on a fresh database, in-process `codeindex.build` with the
+  full-text rows (this version) and without them (`chunk_terms` stubbed out: the index as
+  it was before migration 004, but for the empty table); wall time and database growth
+  (file after a TRUNCATE checkpoint, minus an empty brainbox database); medians;
+- search warm in-process: `codesearch.search(conn, root, q, 10)` for 20 queries, the
+  problem statements of the first 20 sympy tasks of claude-code-swebench-lite (cut to
+  `codesearch.MAX_TERMS` terms), after one unmeasured pass; p50 and p90 over R rounds;
+- search whole-process: `brainbox search Q --json` as a fresh process, once per query;
+- for orientation only (not an evaluation): how often a file of the task's gold patch is
+  among the files of the top 10 snippets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "..", "shared", "data")
+ARCHIVE = os.path.join(DATA, "repos", "sympy__sympy", "*.tar.gz")
+TASKS = os.path.join(DATA, "trajectories", "claude-code-swebench-lite",
+                     "swe-bench-lite.dev-repos.jsonl")
+
+
+def size(db: str) -> int:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return os.path.getsize(db)
+
+
+def build(db: str, root: str, fts: bool) -> tuple[float, int, dict]:
+    from brainbox import codeindex, store
+
+    store.connect(db).close()
+    empty = size(db)
+    saved = codeindex.chunk_terms
+    if not fts:
+        codeindex.chunk_terms = lambda *a: None
+    try:
+        conn = store.connect(db)
+        t = time.perf_counter()
+        codeindex.build(conn, root)
+        seconds = time.perf_counter() - t
+        totals = codeindex.totals(conn, root)
+        conn.close()
+    finally:
+        codeindex.chunk_terms = saved
+    return seconds, size(db) - empty, totals
+
+
+def p(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    from brainbox import codesearch, store
+
+    with open(TASKS, encoding="utf-8") as fh:
+        tasks = [json.loads(line) for line in fh]
+    tasks = sorted((t for t in tasks if t["repo"] == "sympy/sympy"),
+                   key=lambda t: int(t["instance_id"].rsplit("-", 1)[1]))[:20]
+    queries = [t["problem_statement"] for t in tasks]
+    gold = [set(re.findall(r"^diff --git a/(\S+)", t["patch"], re.MULTILINE)) for t in tasks]
+    out = {"queries": len(queries)}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "sympy")
+        with tarfile.open(min(glob.glob(ARCHIVE))) as tar:
+            tar.extractall(root, filter="data")
+        idx = {True: [], False: []}
+        for i in range(args.runs):
+            for fts in (False, True):
+                idx[fts].append(build(os.path.join(tmp, f"r{i}{int(fts)}.db"), root, fts))
+        for fts, name in ((False, "index_without_fts"), (True, "index_with_fts")):
+            out[name] = {"seconds_median": round(statistics.median(r[0] for r in idx[fts]), 3),
+                         "seconds": [round(r[0], 3) for r in idx[fts]],
+                         "db_growth_bytes_median": statistics.median(r[1] for r in idx[fts]),
+                         **idx[fts][0][2]}
+        db = os.path.join(tmp, f"r0{1}.db")
+        conn = store.connect(db)
+        hits = 0
+        for q, g in zip(queries, gold, strict=True):  # also the unmeasured warm-up pass
+            files = {s.path for s in codesearch.search(conn, root, q, 10)}
+            hits += bool(files & g)
+        times = []
+        for _ in range(args.rounds):
+            for q in queries:
+                t = time.perf_counter()
+                codesearch.search(conn, root, q, 10)
+                times.append((time.perf_counter() - t) * 1000)
+        conn.close()
+        out["search_in_process_ms"] = {"p50": round(statistics.median(times), 2),
+                                       "p90": round(p(times, 0.9), 2), "n": len(times)}
+        wall = []
+        for q in queries:
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "--db", db, "search",
+                            q, "--cwd", root, "--json"], capture_output=True, check=True)
+            wall.append((time.perf_counter() - t) * 1000)
+        out["search_cli_process_ms"] = {"p50": round(statistics.median(wall), 1),
+                                        "p90": round(p(wall, 0.9), 1), "n": len(wall)}
+        out["gold_file_in_top10_files"] = f"{hits}/{len(queries)}"
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
