@@ -58,6 +58,7 @@ def probability(conf, context: str, path: str | None = None) -> np.ndarray:
     return np.interp(np.asarray(conf, np.float64), x, y)
 
 
+@lru_cache(maxsize=16)  # recall's plan asks for both contexts' floors on every recall
 def floor(context: str, p_min: float = MIN_PROBABILITY, path: str | None = None) -> float:
     """The smallest score ratio whose probability is at least ``p_min`` in ``context``
     (0 for ``p_min`` <= 0; infinity when the map never reaches it)."""

@@ -129,8 +129,8 @@ def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
     if lam is None:
         raise ValueError(f"unknown fusion {p.fusion!r} (expected one of {', '.join(FUSION)})")
     # a channel of weight 0 (in every context) is not computed: its ranks change nothing
-    use = np.asarray([c not in p.ablate and (c != "snippet" or snippets) and lam[c] > 0
-                      or c == "recency" and c not in p.ablate and RECENCY_SESSION > 0
+    use = np.asarray([c not in p.ablate and (c != "snippet" or snippets)
+                      and (lam[c] > 0 or (c == "recency" and RECENCY_SESSION > 0))
                       for c in CHANNELS])
     return Plan(np.asarray([lam[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
                 confidence.floor("prompt", float(p.min_probability)),
@@ -242,11 +242,9 @@ def session_resources(state: State, session: str | None) -> np.ndarray:
 def session_context(index: Index, project: str | None, session: str | None) -> str:
     """`brainbox.confidence`'s context of a ranking: "session" when the session's window
     holds a file of the project, else "prompt"."""
-    window = session_resources(index.state, session)
-    if not window.size:
-        return "prompt"
     index.refresh()
-    return "session" if index.project_mask(project)[window].any() else "prompt"
+    window = session_resources(index.state, session)
+    return "session" if KP.in_session(window, index.project_mask(project)) else "prompt"
 
 
 class Ranking(NamedTuple):
@@ -322,7 +320,7 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     if not status or not present.any():
         return None
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
-    ctx = "session" if args.window.size and args.in_proj[args.window].any() else "prompt"
+    ctx = "session" if KP.in_session(args.window, args.in_proj) else "prompt"
     return Ranking(cand, scores, scores / args.s_max, order, names, ranks[present], parent,
                    ctx)
 

@@ -527,13 +527,14 @@ def ablation_channels(channels, ablate=(), fusion: str = "chosen") -> tuple[list
     full model, and those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
     from brainbox.recall import CHANNELS, Params, plan
 
+    used = plan(Params(fusion=fusion)).use
     skip = {}
     for c in channels:
         if c == "snippet":
             skip[c] = "the replay has no code index: the channel never ranks there"
         elif c in ablate:
             skip[c] = "removed from the full model (--ablate)"
-        elif not plan(Params(fusion=fusion)).use[CHANNELS.index(c)]:
+        elif not used[CHANNELS.index(c)]:
             skip[c] = f"weight 0 in the {fusion!r} fusion: not in the full model"
     return [c for c in channels if c not in skip], skip
 

@@ -23,6 +23,30 @@ def data_dir():
     return DATA
 
 
+@pytest.fixture
+def sympy_core(tmp_path):
+    """``extract(n)``: the first ``n`` ``sympy/core/*.py`` files of the sympy snapshot
+    (``data/repos``), extracted into a fresh folder, which it returns; skips when absent."""
+    import tarfile
+
+    folder = DATA / "repos" / "sympy__sympy"
+    archives = sorted(folder.glob("*.tar.gz")) if folder.is_dir() else []
+    if not archives:
+        pytest.skip("../shared/data/repos/sympy__sympy is absent")
+
+    def extract(n: int) -> Path:
+        root = tmp_path / "sympy"
+        root.mkdir()
+        with tarfile.open(archives[0]) as tar:
+            members = sorted((m for m in tar.getmembers()
+                              if m.isfile() and m.name.endswith(".py")
+                              and m.name.startswith("sympy/core/")), key=lambda m: m.name)[:n]
+            tar.extractall(root, members=members, filter="data")
+        return root
+
+    return extract
+
+
 def pytest_configure(config):
     os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".numba-cache"))
     # A command that opens a memory on a cold cache starts `brainbox warmup` in the

@@ -8,16 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from brainbox import codeindex, store
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REPOS = SHARED / "data" / "repos"
 
 
 @pytest.fixture
@@ -416,17 +412,8 @@ def test_import_brainbox_and_the_record_hook_import_no_tree_sitter(tmp_path):
 
 # --- a real repository ---------------------------------------------------------------
 
-def test_thirty_files_of_the_sympy_snapshot(conn, tmp_path):
-    archives = sorted((REPOS / "sympy__sympy").glob("*.tar.gz")) if REPOS.is_dir() else []
-    if not archives:
-        pytest.skip("../shared/data/repos/sympy__sympy is absent")
-    root = tmp_path / "sympy"
-    root.mkdir()
-    with tarfile.open(archives[0]) as tar:
-        members = sorted((m for m in tar.getmembers()
-                          if m.isfile() and m.name.endswith(".py")
-                          and m.name.startswith("sympy/core/")), key=lambda m: m.name)[:30]
-        tar.extractall(root, members=members, filter="data")
+def test_thirty_files_of_the_sympy_snapshot(conn, sympy_core):
+    root = sympy_core(30)
     report = codeindex.build(conn, str(root))
     assert report.seen == 30 and report.indexed == 30 and not report.skipped
     t = codeindex.totals(conn, str(root))

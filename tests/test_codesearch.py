@@ -5,16 +5,12 @@ the next `brainbox index`, the `brainbox search` command. No numba kernel is com
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from brainbox import codeindex, codesearch, store
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REPOS = SHARED / "data" / "repos"
 
 
 @pytest.fixture
@@ -239,17 +235,8 @@ def test_the_search_command_json_text_and_no_index(tmp_path):
 
 # --- a real repository ---------------------------------------------------------------
 
-def test_forty_files_of_the_sympy_snapshot(conn, tmp_path):
-    archives = sorted((REPOS / "sympy__sympy").glob("*.tar.gz")) if REPOS.is_dir() else []
-    if not archives:
-        pytest.skip("../shared/data/repos/sympy__sympy is absent")
-    root = tmp_path / "sympy"
-    root.mkdir()
-    with tarfile.open(archives[0]) as tar:
-        members = sorted((m for m in tar.getmembers()
-                          if m.isfile() and m.name.endswith(".py")
-                          and m.name.startswith("sympy/core/")), key=lambda m: m.name)[:40]
-        tar.extractall(root, members=members, filter="data")
+def test_forty_files_of_the_sympy_snapshot(conn, sympy_core):
+    root = sympy_core(40)
     codeindex.build(conn, str(root))
     found = codesearch.search(conn, str(root), "xreplace", 5)
     assert (found[0].path, found[0].symbol) == ("sympy/core/basic.py", "Basic.xreplace")
