@@ -31,17 +31,25 @@ CONTEXTS = ("prompt", "session")
 MIN_PROBABILITY = 0.02
 
 
+def read_document(p: Path, what: str, schema: str) -> dict:
+    """The JSON document at ``p`` whose ``schema`` is ``schema`` (a fitted file shipped in
+    the package: this calibration, ``brainbox.prior``'s fusion prior). Raises ValueError
+    (one line, naming ``what``) for a file that cannot be read or is not one."""
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the {what} {p}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        raise ValueError(f"{p} is not a {what} (schema {schema})")
+    return doc
+
+
 @lru_cache(maxsize=4)
 def curves(path: str | None = None) -> dict:
     """``{context: (x, y)}`` float arrays from the calibration file (the shipped one
     by default). Raises ValueError (one line) for a file that is not a calibration."""
     p = Path(path) if path else FILE
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the calibration file {p}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"{p} is not a calibration file (schema {SCHEMA})")
+    doc = read_document(p, "calibration file", SCHEMA)
     out = {}
     for ctx in CONTEXTS:
         c = doc["contexts"][ctx]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from brainbox import BrainboxError, paths, store
+from brainbox import BrainboxError, learning, paths, store
 from brainbox.events import EventError, normalize, project_root, relative_path
 from brainbox.recall import Index, Params, Result, predict_tools, recall
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
@@ -82,7 +82,7 @@ class Memory:
     def sync(self) -> int:
         """Fold events past the watermark; save when autosaving. Returns events folded."""
         st = self.state
-        folded = st.fold(dbmod.iter_events(self.conn, after=st.watermark))
+        folded = learning.fold(st, dbmod.iter_events(self.conn, after=st.watermark))
         if folded and self.autosave:
             self.save()
         return folded
@@ -161,7 +161,7 @@ class Memory:
         self._index = Index(self._state)
         self._saved_resources = 0
         self._saved_watermark = 0
-        folded = self._state.fold(dbmod.iter_events(self.conn, after=0))
+        folded = learning.fold(self._state, dbmod.iter_events(self.conn, after=0))
         if self.autosave:
             with dbmod.atomic(self.conn):
                 dbmod.set_meta(self.conn, "watermark", "0")

@@ -52,6 +52,7 @@ import numpy as np
 
 from brainbox import confidence
 from brainbox import kernels as K
+from brainbox import prior as fusion_prior
 from brainbox.confidence import MIN_PROBABILITY
 from brainbox.kernels import policy as KP
 from brainbox.kernels.policy import CHANNELS, Plan
@@ -78,6 +79,20 @@ LAMBDA = {  # the paper's weights (DESIGN §4.3): `--fusion fixed`
 # 0.440); it lowered all-files P1-edit (0.708 -> 0.695), a gain that came from the agent's
 # own scripts of the task before. Within a session nothing changes.
 FUSION = {"chosen": {**LAMBDA, "associative": 0.0, "recency": 0.0}, "fixed": LAMBDA}
+# "learned" (the default): the chosen weights, at a prompt times the project's learned gains
+# (kernels.policy.gains; their prior mean credits fitted leave-one-repository-out by
+# `brainbox fit`, brainbox.learning). "fitted": the same, but the prompt weights are the
+# prior's logistic regression (scikit-learn) instead of the chosen ones. On the pooled dev
+# replay (each repository with the prior that left it out), "learned" against "chosen":
+# repository files P1-edit 0.440 -> 0.454, P1-read 0.532 -> 0.550, P2 0.792 -> 0.793; all
+# files P1-edit 0.695 -> 0.693, P1-read 0.435 -> 0.436, P2 0.749 both; most of it in
+# claude-code (repository files P1-edit 0.455 -> 0.494). "fitted": repository files 0.440 /
+# 0.543, all files 0.695 / 0.422 (P1-edit / P1-read): its weights put recency at 0.61 at a
+# prompt, where removing it had helped (above). The gains' strength (files the prior is
+# worth) 0 / 10 / 30 / 100: repository files P1-edit 0.440 / 0.457 / 0.454 / 0.452, P1-read
+# 0.532 / 0.548 / 0.550 / 0.549; all files P1-edit 0.695 / 0.696 / 0.693 / 0.691: 10 to 100
+# within noise, 30 kept (fixed before that measurement; brainbox.prior).
+FUSION["learned"] = FUSION["fitted"] = FUSION["chosen"]
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
 RRF_K = 20.0
@@ -98,7 +113,8 @@ class Params:
     recurrence_from: int = 5
     max_query_terms: int = 0
     ablate: frozenset = frozenset()
-    fusion: str = "chosen"
+    fusion: str = "learned"
+    prior: str | None = None  # "learned": the prior fitted without this repository
 
 
 _COUNTS = ("seeds", "hops", "topk", "recurrence_from", "max_query_terms")  # ints >= 0
@@ -128,16 +144,28 @@ def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
     lam = FUSION.get(p.fusion)
     if lam is None:
         raise ValueError(f"unknown fusion {p.fusion!r} (expected one of {', '.join(FUSION)})")
+    lam_prompt, pi, strength = lam, dict.fromkeys(CHANNELS, 0.0), 0.0
+    if p.fusion in ("learned", "fitted"):
+        fitted, pi = fusion_prior.prior(p.prior)
+        # "learned" keeps the chosen weights; "fitted" takes the prior's, but a channel the
+        # prior never saw credited (the snippet channel: no code index in the development
+        # replay) keeps its chosen weight; neither learns it
+        lam_prompt = lam if p.fusion == "learned" else \
+            {c: fitted[c] if pi[c] > 0 else lam[c] for c in CHANNELS}
+        strength = fusion_prior.GAIN_STRENGTH
     # a channel of weight 0 (in every context) is not computed: its ranks change nothing
     use = np.asarray([c not in p.ablate and (c != "snippet" or snippets)
-                      and (lam[c] > 0 or (c == "recency" and RECENCY_SESSION > 0))
+                      and (lam[c] > 0 or lam_prompt[c] > 0
+                           or (c == "recency" and RECENCY_SESSION > 0))
                       for c in CHANNELS])
-    return Plan(np.asarray([lam[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
+    return Plan(np.asarray([lam[c] for c in CHANNELS]),
+                np.asarray([lam_prompt[c] for c in CHANNELS]), use, RRF_K, RECENCY_SESSION,
                 confidence.floor("prompt", float(p.min_probability)),
                 confidence.floor("session", float(p.min_probability)), int(p.seeds),
                 int(p.hops), int(p.topk),
                 float(p.w_floor), float(p.a_floor), int(p.recurrence_from), TOP_K,
-                int(p.max_query_terms), PATH_WEIGHT)
+                int(p.max_query_terms), PATH_WEIGHT, np.asarray([pi[c] for c in CHANNELS]),
+                strength, fusion_prior.GAIN_LO, fusion_prior.GAIN_HI)
 
 
 @dataclass
@@ -294,7 +322,8 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     # added per call)
     path_ptr, path_terms = s.path_terms()
     in_sess = bool(KP.in_session(window, in_proj))  # the recency switch and the context
-    lam, s_max = KP.weights(pl, in_sess)
+    credit = s.credit.get(project) if project is not None else None
+    lam, s_max = KP.weights(pl, in_sess, fusion_prior.new_credit() if credit is None else credit)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
     adj = s.adjacency()
     return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post, path_ptr,

@@ -43,6 +43,7 @@ from brainbox import kernels as K
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
+from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
 from brainbox.text import path_tokens, tokens
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
@@ -133,6 +134,13 @@ class State(EdgeStore):
         self.in_order = True  # every event folded so far came at or after the previous one
         self._enc_adds: tuple[list, list] | None = None  # set while encoding
         self.capture: list | None = None  # benchmarks: collects the touch arrays folded
+        # fusion learned per project (brainbox.learning): sessions whose opening prompt was
+        # ranked, the openings still crediting (sid -> [project, {file id: credit row},
+        # credited file ids]), each project's credit (float64[N_CHANNELS + 1])
+        self.opened: set[int] = set()
+        self.openings: dict[int, list] = {}
+        self.credit: dict[str, np.ndarray] = {}
+        self.learn_params = None  # recall's Params for the opening rankings (None: default)
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)
@@ -243,6 +251,9 @@ class State(EdgeStore):
         """A context term's postings: (resource ids, tf), in the order they were added."""
         return K.table_rows(self.post, tid)
 
+    learn = True  # credit the openings (brainbox.learning); off in the replay's compiled
+    # engine, whose kernel does the same
+
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
         batch, count = [], 0
@@ -257,6 +268,24 @@ class State(EdgeStore):
                 batch.append(ev)
         self.apply(self.encode(batch))
         return count
+
+    def _credit_touch(self, sid: int, project: str, fid: int) -> None:
+        """A file ``fid`` of ``project`` touched in session ``sid``: credit the project when
+        it is one of the first files the session touched after its opening
+        (``brainbox.learning``; ``kernels.replay.loop._credit`` is the compiled twin)."""
+        op = self.openings.get(sid)
+        if op is None or op[0] != project or fid in op[2] or len(op[2]) >= CREDIT_FILES:
+            return
+        op[2].append(fid)
+        credit = self.credit.get(project)
+        if credit is None:
+            credit = self.credit[project] = np.zeros(N_CHANNELS + 1, np.float64)
+        row = op[1].get(fid)
+        if row is not None:
+            credit[: N_CHANNELS] += row
+        credit[N_CHANNELS] += 1.0
+        if len(op[2]) >= CREDIT_FILES:
+            op[1] = {}  # done crediting: its rows are not needed (nor saved) any more
 
     def _clock(self, ev: dict) -> float:
         at = float(ev["at"])
@@ -308,9 +337,12 @@ class State(EdgeStore):
                         args = tokens(ev.get("args")) if ev.get("args") else ()
                         prompt = self.sess_prompt.get(sid)
                         seen = self.sess_seen.setdefault(sid, set()) if prompt else None
+                        opening = self.learn and sid in self.openings
                         for f in files:
                             fid = self.resource(FILE, project, f)
                             tch_res.append(fid)
+                            if opening:
+                                self._credit_touch(sid, project, fid)
                             for t in args:
                                 self._ctx_add(fid, t)
                             if prompt and fid not in seen:
@@ -514,6 +546,10 @@ class State(EdgeStore):
             "clock": self.clock,
             "in_order": self.in_order,
             "last_decay": self.last_decay,
+            "opened": sorted(self.opened),
+            "openings": [[sid, op[0], sorted(op[1].items()), op[2]]
+                         for sid, op in self.openings.items()],
+            "credit": {p: c.tolist() for p, c in sorted(self.credit.items())},
         }
         return {
             "node.kind": self.kind[:n], "node.n": self.n[:n], "node.m": self.m[:n],
@@ -592,4 +628,8 @@ class State(EdgeStore):
         s.clock = extra["clock"]
         s.in_order = bool(extra.get("in_order", False))
         s.last_decay = extra["last_decay"]
+        s.opened = set(extra.get("opened", ()))
+        s.openings = {sid: [proj, {int(f): row for f, row in rows}, list(done)]
+                      for sid, proj, rows, done in extra.get("openings", ())}
+        s.credit = {p: np.asarray(c, np.float64) for p, c in extra.get("credit", {}).items()}
         return s

@@ -122,9 +122,11 @@ def register(cli) -> None:
     @click.option("--ablations", is_flag=True,
                   help="Also replay without each recall channel in turn; one table per "
                        "view: probe x ablation, difference and paired interval.")
-    @click.option("--fusion", type=_Recall("FUSION"), default="chosen",
+    @click.option("--fusion", type=_Recall("FUSION"), default="learned",
                   show_default=True,
-                  help="Recall's channel weights: chosen (on the development set: the "
+                  help="Recall's channel weights: learned (chosen, at a prompt times each "
+                       "project's gains learned online), fitted (as learned, prompt weights "
+                       "from the prior's logistic fit), chosen (on the development set: the "
                        "associative channel at 0) or fixed (the paper's).")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",

@@ -39,6 +39,7 @@ import time
 
 import numpy as np
 
+from brainbox import prior as fusion_prior
 from brainbox.eval.baselines import RandomRanks, prompt_terms
 from brainbox.eval.calibration import merge, outcomes
 from brainbox.eval.metrics import K_FILES, K_TOOLS
@@ -50,6 +51,7 @@ from brainbox.eval.replay import (
     prompt_event,
     task_start,
 )
+from brainbox.kernels.channels import N_CHANNELS
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
 from brainbox.recall import MIN_SUPPORT, Params, plan
@@ -59,6 +61,9 @@ from brainbox.text import path_tokens, tokens
 PARTS = ("normalize", "p1_and_prompt", "encode", "kernel")
 P1_PROBES = ("P1-edit", "P1-read")  # rows of the kernel's P1 output
 _WARM = False
+
+
+OPEN_ROWS = 8 * 20  # an opening's credit rows: at most 20 per channel (CREDIT_DEPTH)
 
 
 class MultiProject(Exception):
@@ -150,20 +155,22 @@ def engine_arrays(s: State, linked: np.ndarray) -> KR.Engine:
 
 
 def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
-                       fusion: str = "chosen", min_probability: float | None = None,
-                       on_task=None, trace=None) -> dict:
+                       fusion: str = "learned", min_probability: float | None = None,
+                       prior: str | None = None, on_task=None, trace=None) -> dict:
     """As :func:`brainbox.eval.replay.replay_series` (same arguments and result)."""
     if trace is not None:
         from brainbox.eval.replay import replay_series
 
         return replay_series(tasks, series=series, seed=seed, ablate=ablate, t0=t0,
-                             fusion=fusion, min_probability=min_probability, trace=trace,
-                             on_task=on_task)
-    params = Params(ablate=frozenset(ablate), fusion=fusion)
+                             fusion=fusion, min_probability=min_probability, prior=prior,
+                             trace=trace, on_task=on_task)
+    params = Params(ablate=frozenset(ablate), fusion=fusion, prior=prior)
     if min_probability is not None:  # the relevance floor (None: recall's)
         params.min_probability = min_probability
     pl = plan(params)  # recall's policy, no snippet index
     state = State()
+    state.learn = False  # the kernel ranks the openings and credits (brainbox.learning)
+    credits, opened, openings = {}, set(), []
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
@@ -189,7 +196,10 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         p1_at = clock  # P1 is ranked in the kernel (replay_task's first call), as now
         pev = prompt_event(session, root, desc)
         pev["at"] = clock
+        first = state.sess_index.get(session, -1) not in opened  # the session's opening
         state.fold([pev])  # changes no ranking input (no touches, resources or terms)
+        open_sess = state.sess_index[session] if first else -1
+        opened.add(state.sess_index[session])
         clock += 1.0
         t_p1 += perf() - t
 
@@ -206,6 +216,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         p1_out = np.zeros((2, 1 + n_methods), np.float64)
         cal_out = np.zeros(((len(events) + 1) * K_FILES, 4), np.float64)
         cal_n = np.zeros(1, np.int64)
+        credit = credits.setdefault(root, fusion_prior.new_credit())
         enc = state.encode(events)
         E = len(events)
         file_rows, new_rows, fpath_rows, tool_reg, tool_new = [], [], [], [], []
@@ -262,9 +273,12 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr, path_terms, q_ids, files_arr,
             in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
-            np.full(1, 2, np.int64), p1_out, desc_terms, cal_out, cal_n)
+            np.full(1, 2, np.int64), p1_out, desc_terms, cal_out, cal_n, credit,
+            np.zeros((OPEN_ROWS, 1 + N_CHANNELS), np.float64), np.zeros(1, np.int64),
+            np.full(in_proj.shape[0], -1, np.int64), np.zeros(in_proj.shape[0], np.bool_),
+            np.full(1, -1, np.int64))
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), pl,
-                        in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess)
+                        in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess, open_sess)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
                               tool_events=n_tool_events, file_touches=n_touch,
@@ -314,6 +328,11 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                 r["rr"][j] += float(out[row, 4 + j])
         cal.append(outcomes(cal_out[: cal_n[0]], [
             fflat[fptr[i]:fptr[i + 1]] for i in range(len(events))]))
+        if P.open_cred[0] >= 0:
+            n_open = int(P.open_n[0])
+            openings.append({"task": ti, "rows": sorted(P.open_out[:n_open].tolist()),
+                             "credited": sorted([
+                int(eng2file.a[r]) for r in np.flatnonzero(P.open_mark).tolist()])})
         cb.end_task()
         clock += 1.0  # the gap between tasks
         n_events += E
@@ -326,7 +345,8 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
               "kernel": t_kernel, "bookkeeping": t_other,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
-            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal)}
+            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal),
+            "openings": openings}
 
 
 # --- the compiled baselines

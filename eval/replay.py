@@ -39,6 +39,7 @@ import time
 
 import numpy as np
 
+from brainbox import learning
 from brainbox.eval.baselines import METHODS as BASELINE_METHODS
 from brainbox.eval.baselines import Baselines
 from brainbox.eval.calibration import merge, outcomes
@@ -106,7 +107,7 @@ def warmup() -> float:
                       "files": [f"/w/src/{name}.py"], "at": T0 + i})
            for i, (tool, name) in enumerate([("Read", "a"), ("Edit", "b")] * 3)]
     for ev in evs:
-        st.fold([ev])
+        learning.fold(st, [ev])
         recall(Index(st), "a b", project="/w", session="w", now=T0 + 10)
         predict_tools(st, "w")
     _WARM = True
@@ -161,8 +162,8 @@ def task_start(task, events: list[dict], files: Registry, tools: Registry, n_met
 
 
 def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
-                  fusion: str = "chosen", min_probability: float | None = None,
-                  trace=None, on_task=None) -> dict:
+                  fusion: str = "learned", min_probability: float | None = None,
+                  prior: str | None = None, trace=None, on_task=None) -> dict:
     """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
 
     ``trace(kind, **info)``, when given, sees every frozen universe and every scored
@@ -170,11 +171,13 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
     Returns ``{"series", "tasks": [per-task records], "events", "skipped_events",
     "timings": {part: seconds, "total": wall seconds, "cpu": process CPU seconds}}``.
     """
-    params = Params(ablate=frozenset(ablate), fusion=fusion)
+    params = Params(ablate=frozenset(ablate), fusion=fusion, prior=prior)
     if min_probability is not None:  # the relevance floor (None: recall's)
         params.min_probability = min_probability
     state = State()
+    state.learn_params = params  # the openings rank as the replay's recall does
     index = Index(state)
+    openings = []
     files, tools = Registry(), Registry()
     fget, tget = files.ids.get, tools.ids.get
     base = Baselines(seed, series, K_FILES, K_TOOLS)
@@ -219,8 +222,11 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
         pev = prompt_event(session, root, desc)
         pev["at"] = clock
         t = perf()
-        state.fold([pev])
+        opens = state.sess_index.get(session, -1) not in state.opened
+        learning.fold(state, [pev])
         t1 = perf()
+        op = state.openings.get(state.sess_index[session]) if opens else None
+        op_rows = dict(op[1]) if op is not None else {}  # emptied once it has credited all
         base.prompt(session, pev["prompt"])
         t_fold += t1 - t
         t_bupd += perf() - t1
@@ -272,7 +278,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                             trace("rank", task=ti, step=step, probe="P2", rankings=rankings,
                                   gold=g)
             t = perf()
-            state.fold([ev])
+            learning.fold(state, [ev])
             t1 = perf()
             t_fold += t1 - t
             if is_tool:
@@ -288,6 +294,12 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                 t_bupd += perf() - t1
             clock += 1.0
         cal.append(outcomes(np.asarray(cal_rows, np.float64), ev_fids))
+        if op is not None:  # this task's opening (brainbox.learning), as registry ids
+            def reg(fid):
+                return fget((state.res_project[fid], state.res_key[fid]))
+            openings.append({"task": ti, "rows": sorted([float(reg(f)), *row]
+                                                        for f, row in op_rows.items()),
+                             "credited": sorted(reg(f) for f in op[2])})
         t = perf()
         base.end_task()
         t_bupd += perf() - t
@@ -301,4 +313,5 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
               "baselines_rank": t_brank, "baselines_update": t_bupd,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
-            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal)}
+            "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal),
+            "openings": openings}

@@ -150,6 +150,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
 
     runs: dict = {}
     cal: dict = {}  # view -> the full model's predictions (calibration.merge)
+    opens: dict = {}  # view -> the full model's opening rankings (brainbox.learning)
     timings: dict = {}
     replayed = {"replays": 0, "reused": 0, "tasks": 0, "events": 0}
     out = None
@@ -162,6 +163,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
                 runs[view][key] = runs["all"][key]
                 if channel is None:
                     cal[view] = cal["all"]
+                    opens[view] = opens["all"]
                 replayed["reused"] += 1
                 replayed["tasks"] += len(runs[view][key])
                 if queue is not None:
@@ -170,11 +172,13 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
             ablate = sorted(set(settings["ablate"]) | ({channel} if channel else set()))
             out = _replay(make, compiled, {"series": series, "seed": settings["seed"],
                                            "ablate": ablate, "t0": T0, "on_task": on_task,
-                                           "fusion": settings.get("fusion", "chosen"),
-                                           "min_probability": settings.get("min_probability")})
+                                           "fusion": settings.get("fusion", "learned"),
+                                           "min_probability": settings.get("min_probability"),
+                                           "prior": payload["repo"]})
             runs[view][key] = out["tasks"]
             if channel is None:
                 cal[view] = out["calibration"]
+                opens[view] = out["openings"]
             replayed["replays"] += 1
             replayed["tasks"] += len(out["tasks"])
             replayed["events"] += out["events"]
@@ -183,7 +187,8 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     timings["warmup"] = warm
     return {"source": payload["source"], "repo": payload["repo"], "series": series,
             "events": out["events"], "skipped_events": out["skipped_events"],
-            "runs": runs, "calibration": cal, "replayed": replayed, "timings": timings}
+            "runs": runs, "calibration": cal, "openings": opens, "replayed": replayed,
+            "timings": timings}
 
 
 def _replay(make, compiled: bool, kw: dict) -> dict:
@@ -343,7 +348,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
         progress: bool = True, engine: str = "compiled", files: str = "both",
-        ablations: bool = False, fusion: str = "chosen", min_probability: float | None = None,
+        ablations: bool = False, fusion: str = "learned", min_probability: float | None = None,
         calibration_rows: bool = False, log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
 
@@ -454,6 +459,12 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         groups.append(("all", merged))
     by_view = {v: {"cohorts": _cohorts(groups, v, seed, bootstrap)} for v in views}
     calibration = {v: _calibration(merged, v, calibration_rows) for v in views}
+    if calibration_rows:  # and the opening rankings, for the fusion prior (brainbox fit)
+        for v in views:
+            calibration[v]["openings"] = {}
+            for r in merged:
+                calibration[v]["openings"].setdefault(r["repo"], []).extend(
+                    r["openings"][v])
     ablation_doc = None
     if ablations:
         rs = groups[-1][1]  # the pooled cohort: "all" when there are several sources
@@ -519,7 +530,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     }
 
 
-def ablation_channels(channels, ablate=(), fusion: str = "chosen") -> tuple[list[str],
+def ablation_channels(channels, ablate=(), fusion: str = "learned") -> tuple[list[str],
                                                                            dict[str, str]]:
     """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
     those it skips with the reason: ``snippet`` (the replay gives recall no code index, so

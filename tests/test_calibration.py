@@ -124,19 +124,31 @@ def test_fit_writes_a_calibration_recall_can_read_and_dry_run_writes_nothing(tmp
     src = data_dir / "trajectories" / "openhands-codeact-verified50"
     if not src.exists():
         pytest.skip("the openhands trajectories are absent")
-    out = tmp_path / "cal.json"
-    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(out), "--no-progress"])
+    from brainbox import prior as fusion_prior
+
+    shipped = fusion_prior.PRIOR_FILE.read_bytes()
+    out, prior = tmp_path / "cal.json", tmp_path / "prior.json"
+    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(out), "--prior-out", str(prior),
+                                 "--no-progress"])
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
+    # the fusion prior beside it: every repository of the source held out once
+    pdoc = fusion_prior.load(str(prior))
+    assert pdoc["all"]["n_openings"] > 0 and pdoc["loro"]
+    assert all(p["n_openings"] < pdoc["all"]["n_openings"] for p in pdoc["loro"].values())
+    assert fusion_prior.PRIOR_FILE.read_bytes() == shipped  # written where it was told
     cur = confidence.curves(str(out))
     assert set(cur) == set(confidence.CONTEXTS) and doc["fitted_on"]["view"] == "all"
     assert doc["fitted_on"]["min_probability"] == 0.0  # fitted without the floor it replaces
     assert sum(c["n"] for c in doc["contexts"].values()) == doc["fitted_on"]["predictions"] > 0
     again = tmp_path / "again.json"
-    assert CliRunner().invoke(cli, ["fit", str(src), "--out", str(again),
-                                    "--no-progress"]).exit_code == 0
+    prior2 = tmp_path / "prior2.json"
+    assert CliRunner().invoke(cli, ["fit", str(src), "--out", str(again), "--prior-out",
+                                    str(prior2), "--no-progress"]).exit_code == 0
     assert json.loads(again.read_text())["contexts"] == doc["contexts"]
-    dry = tmp_path / "dry.json"
-    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(dry), "--dry-run",
-                                 "--no-progress"])
+    assert json.loads(prior2.read_text()) == json.loads(prior.read_text())
+    dry, dry_prior = tmp_path / "dry.json", tmp_path / "dry-prior.json"
+    r = CliRunner().invoke(cli, ["fit", str(src), "--out", str(dry), "--prior-out",
+                                 str(dry_prior), "--dry-run", "--no-progress"])
     assert r.exit_code == 0 and "nothing written" in r.output and not dry.exists()
+    assert not dry_prior.exists()

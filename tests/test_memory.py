@@ -57,6 +57,13 @@ def test_incremental_folding_with_recalls_between_equals_rebuild(tmp_path):
         b = [r.as_dict() for r in one.recall(query, **q)]
         assert a == b
     assert inc.predict_tools(events[-1]["session"]) == one.predict_tools(events[-1]["session"])
+    # the learned fusion (brainbox.learning): the same openings and credit, and some
+    assert inc.state.opened == one.state.opened and len(inc.state.opened) >= 25
+    assert inc.state.openings == one.state.openings
+    assert inc.state.credit.keys() == one.state.credit.keys()
+    for p in inc.state.credit:
+        assert inc.state.credit[p].tolist() == one.state.credit[p].tolist()
+    assert inc.state.credit[ROOT][-1] > 50 and inc.state.credit[ROOT][0] > 0
     # and a rebuild of the incremental database reproduces itself
     before = inc.state.matrices()["W"].copy()
     inc.rebuild()

@@ -23,15 +23,21 @@ def same_records(tasks, **kw):
         assert a == b, a["id"]
     # the engine's predictions for calibration: same files, confidences and outcomes
     assert got["calibration"] == want["calibration"]
+    # the opening rankings and what they credited (brainbox.learning)
+    assert got["openings"] == want["openings"]
     return want
 
 
-@pytest.mark.parametrize("project, fusion", [(0, "chosen"), (1, "chosen"), (0, "fixed")])
+@pytest.mark.parametrize("project, fusion", [(0, "learned"), (1, "learned"), (0, "fixed"),
+                                             (0, "fitted"), (1, "chosen")])
 def test_synthetic_series_give_identical_records(project, fusion):
     """``fixed``: the paper's weights, so the associative channel (weight 0 by default)
-    is compared too."""
+    is compared too; ``learned`` and ``fitted`` rank each opening prompt with the gains the
+    project's earlier sessions credited (``brainbox.learning``)."""
     spec = S.synthetic_spec(4000, 2, 3)
     want = same_records(S.synthetic_tasks(spec, project), series="syn", seed=7, fusion=fusion)
+    ops = want["openings"]
+    assert len(ops) >= 8 and sum(len(o["credited"]) for o in ops) >= 30
     scored = sum(t["probes"]["P2"]["scored"] for t in want["tasks"])
     assert scored > 500  # the comparison covers many predictions
     cal = want["calibration"]

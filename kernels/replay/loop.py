@@ -34,12 +34,12 @@ import numpy as np
 from .. import scoring
 from .._jit import jit
 from ..adjacency import link_edges
-from ..channels import RECURRENCE, bm25_scores
+from ..channels import N_CHANNELS, RECURRENCE, bm25_scores
 from ..codes import PROMPT, TOOL_EVENT
 from ..fusion import first_depth
 from ..hebbian import RESERVE, find_edge, fold_touches
 from ..ngram import ngram_pairs
-from ..policy import in_session, weights
+from ..policy import CREDIT_FILES, credit_file, in_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
 from ..rank import rank_lexed
 from ..spreading import spread_work
@@ -72,11 +72,18 @@ Probes = namedtuple("Probes", (
     # the engine's ranked files with their confidence, for calibration: rows (event, file
     # registry id, score ratio, context: 1 if the session held a project file), event -1
     # for P1; cal_n[0] rows used
-    "cal_out cal_n"))
+    "cal_out cal_n "
+    # fusion learned per project (kernels.policy): the project's credit (float64[N_CHANNELS
+    # + 1], updated in place, kept by the caller across the series' tasks); the opening
+    # ranking's credit rows (from the full ranking: brainbox.learning.open_session) as
+    # (file registry id, row...) in open_out[:open_n[0]] (also for
+    # the fit), open_row the row of each resource (-1: none), open_mark the files credited
+    # so far and open_cred[0] their count (-1: no opening to credit)
+    "credit open_out open_n open_row open_mark open_cred"))
 
 Settings = namedtuple("Settings", (
     "nf nt k_files k_tools n_query plan in_order min_support n_res0 n_terms0 p1_at "
-    "desc_sess"))
+    "desc_sess open_sess"))
 
 
 reciprocal_rank = jit(scoring.reciprocal_rank)  # the one definition, compiled here
@@ -236,6 +243,46 @@ def _cal_add(P, event, fid, conf, ctx):
 
 
 @jit
+def _open(P, cand, ranks, present, rrf_k):
+    """The opening ranking's credit rows (``brainbox.learning.open_session``'s): every
+    candidate some channel ranked within the credit depth, in candidate order."""
+    full = np.zeros(N_CHANNELS, np.int64)
+    row = np.zeros(N_CHANNELS + 1, np.float64)
+    n = 0
+    for j in range(cand.shape[0]):
+        for ch in range(N_CHANNELS):
+            full[ch] = ranks[ch, j] if present[ch] else 0
+        row[:] = 0.0
+        credit_file(row, full, rrf_k)
+        if row[:N_CHANNELS].any() and n < P.open_out.shape[0]:
+            P.open_out[n, 0] = P.eng2file[cand[j]]
+            P.open_out[n, 1:] = row[:N_CHANNELS]
+            P.open_row[cand[j]] = n
+            n += 1
+    P.open_n[0] = n
+    P.open_cred[0] = 0
+
+
+@jit
+def _credit(P, touched):
+    """Credit the project with the files of one event (``brainbox.learning.credit_touch``):
+    the first ``CREDIT_FILES`` distinct project files after the opening."""
+    for q in range(touched.shape[0]):
+        r = touched[q]
+        if r >= P.in_proj.shape[0] or not P.in_proj[r] or P.open_mark[r]:
+            continue
+        if P.open_cred[0] >= CREDIT_FILES:
+            return
+        P.open_mark[r] = True
+        P.open_cred[0] += 1
+        j = P.open_row[r]
+        if j >= 0:
+            for ch in range(N_CHANNELS):
+                P.credit[ch] += P.open_out[j, 1 + ch]
+        P.credit[N_CHANNELS] += 1.0
+
+
+@jit
 def _p1_score(P, B, S, ranking, c, out):
     """Score P1: the engine's ranking (``ranking[:c]``), the baselines' file rankings and
     the random one (step 0) against ``P.p1_gold`` (per row, P1-edit and P1-read: registry
@@ -325,7 +372,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         # and random rankings. Its lexical scores serve the first event too.
         c = 0
         n_files = np.searchsorted(P.files, n_res)
-        if n_files > 0 and P.p1_gold.shape[1] > 0:
+        if n_files > 0:
             tids = _known(q_sorted, n_terms)
             lex_ids, lex_sc, lex_share = bm25_scores(
                 tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj, E.doclen, post,
@@ -333,7 +380,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share, lex_sorted,
                                                  lex_rank, share_d)
             lex_key = tids.shape[0] * (P.files.shape[0] + 1) + n_files
-            lam1, s_max1 = weights(pl, False)  # no session to refer to
+            lam1, s_max1 = weights(pl, False, P.credit)  # no session to refer to
             status, cand, scores, order, _, present, _ = rank_lexed(
                 lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
                 E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
@@ -350,7 +397,18 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     if 0 <= r < nf and c < k_files:
                         ranking[c] = r
                         c += 1
-                        _cal_add(P, -1, r, scores[order[j]] / s_max1, 0)
+                        if P.p1_gold.shape[1] > 0:
+                            _cal_add(P, -1, r, scores[order[j]] / s_max1, 0)
+                if S.open_sess >= 0:  # the session's opening: its credit rows, from every
+                    # candidate's ranks (the limited ranking ranks only its contenders)
+                    _, cand_a, _, _, ranks_a, present_a, _ = rank_lexed(
+                        lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
+                        E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
+                        E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor, pl.a_floor,
+                        E.n, E.last, E.hist, E.hist_len, S.p1_at, S.in_order, pl.top_n, no_i,
+                        pl.recurrence_from, no_i, no_f, pl.use, lam1, pl.rrf_k, s_max1,
+                        pl.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, 0)
+                    _open(P, cand_a, ranks_a, present_a, pl.rrf_k)
         if P.p1_gold.shape[1] > 0:
             _p1_score(P, B, S, ranking, c, P.p1_out)
         P.p1_state[0] = 1
@@ -426,7 +484,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     # the context: the session holds a file of the project (kernels.policy)
                     in_sess = 1 if in_session(window, P.in_proj) else 0
                     floor = pl.min_conf_session if in_sess else pl.min_conf
-                    lam, s_max = weights(pl, in_sess == 1)
+                    lam, s_max = weights(pl, in_sess == 1, P.credit)
                     limit = k_files + P.nf_before[i] - nf
                     n_pos = 0
                     rec_top = no_i
@@ -488,6 +546,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             if use_rec:
                 recurrence_fold(rc_ids, rc_dense, enc.tch_res[lo:hi],
                           np.concatenate((before, enc.tch_res[lo:hi])), E, P.in_proj)
+            if kind == TOOL_EVENT and sid == S.open_sess and P.open_cred[0] >= 0:
+                _credit(P, enc.tch_res[lo:hi])
         tool = enc.ev_tool[i]
         if tool >= 0:
             one_sess[0] = sid
