@@ -13,7 +13,7 @@ import time
 
 from brainbox import BrainboxError, learning, paths, store
 from brainbox.events import EventError, normalize, project_root, relative_path
-from brainbox.recall import Index, Params, Result, predict_tools, recall
+from brainbox.recall import Index, Params, Result, channel_weights, predict_tools, recall
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
 from brainbox.storage import arrays as store_arrays
 from brainbox.storage import db as dbmod
@@ -252,6 +252,8 @@ class Memory:
             "access_count": int(st.n[rid]), "reinforcement": float(st.m[rid]),
             "last_access": float(st.last[rid]),
             "incoming": [{"source": s, "kind": k, "w": round(v, 4)} for s, k, v in incoming],
+            "weights": channel_weights(self.index, query or "", project=project,
+                                       session=session),
         }
 
     def stats(self) -> dict:

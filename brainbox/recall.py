@@ -337,6 +337,17 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
                     int(limit))
 
 
+def channel_weights(index: Index, query: str, **kw) -> dict:
+    """The weight of each channel in use in the ranking of ``query`` (keywords as
+    `rank_args`): the chosen ones in a session, at a prompt times the project's learned
+    gains (``brainbox.learning``); empty without project files. What `explain` shows."""
+    args = rank_args(index, query, **kw)
+    if args is None:
+        return {}
+    return {c: round(float(w), 4) for c, w, on in zip(CHANNELS, args.lam.tolist(),
+                                                      args.use.tolist()) if on}
+
+
 def rank(index: Index, query: str, **kw) -> Ranking | None:
     """Rank the project's files for `query`; None when recall has no grounds (the floor).
 

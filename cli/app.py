@@ -245,6 +245,9 @@ def explain(ctx, path, query, session, cwd, project, as_json):
             click.echo(f"  via {d['via']}")
         for e in d["incoming"]:
             click.echo(f"  <- {e['source']} ({e['kind']}, w={e['w']})")
+        if d.get("weights"):  # learned per project at a prompt (brainbox.learning)
+            click.echo("  channel weights: " + ", ".join(f"{c} {w:g}"
+                                                         for c, w in d["weights"].items()))
 
     emit(data, as_json, human)
 

@@ -145,6 +145,10 @@ def test_recall_at_a_prompt_weighs_channels_by_the_projects_credit(tmp_path):
     chosen = rank_args(Index(mem.state), "fix the mod3 handler", project="/repo",
                        params=Params(fusion="chosen"))
     assert chosen.lam[LEX] == FUSION["chosen"]["lexical"]
+    # explain shows the weights of that ranking
+    ex = mem.explain("src/mod3.py", "fix the mod3 handler", project="/repo")
+    assert ex["weights"]["lexical"] == pytest.approx(args.lam[LEX], abs=1e-4)
+    assert set(ex["weights"]) == {c for c, on in zip(CHANNELS, args.use.tolist()) if on}
     # another project has no credit: its weights are the chosen ones
     args = rank_args(Index(mem.state), "fix the mod3 handler", project="/nowhere")
     assert args is None or args.lam[LEX] == FUSION["chosen"]["lexical"]
