@@ -19,6 +19,8 @@ from brainbox.storage import arrays as store_arrays
 from brainbox.storage import db as dbmod
 from brainbox.storage import queries
 
+SNIPPET_DEPTH = 50  # the code index's best snippets recall's snippet channel ranks files by
+
 
 class DecayRefused(BrainboxError):
     """A decay would prune more than half of the memory and was not forced."""
@@ -218,10 +220,49 @@ class Memory:
 
     def recall(self, query: str, *, session: str | None = None, project: str | None = None,
                cwd: str | None = None, limit: int = 10, now: float | None = None,
-               params: Params | None = None) -> list[Result]:
+               params: Params | None = None, code: bool = True) -> list[Result]:
+        """Recall's ranking of the project's files for `query`. `code`: when the project
+        has a code index (`brainbox index`), its best snippets rank files in the snippet
+        channel (each file by its best snippet, keyword search, SNIPPET_DEPTH deep) and
+        each result names its best snippet."""
         self.sync()
-        return recall(self.index, query or "", project=self._project(project, cwd),
-                      session=session, limit=limit, now=now, params=params)
+        project = self._project(project, cwd)
+        best = self._snippets(query or "", project) if code else {}
+        results = recall(self.index, query or "", project=project, session=session,
+                         limit=limit, now=now, params=params,
+                         snippets={p: sc for p, (sc, _) in best.items()} or None)
+        for r in results:
+            if r.path in best:
+                r.snippet = best[r.path][1]
+        return results
+
+    def _snippets(self, query: str, project: str | None) -> dict:
+        """{path: (score, "path:start-end kind symbol")} of each file's best snippet among
+        the code index's best SNIPPET_DEPTH for `query` (empty without an index). Keyword
+        only: recall serves the prompt hook, which loads no embedding model."""
+        from brainbox import codesearch
+
+        if not project or not query.strip() or not codesearch.indexed(self.conn, project):
+            return {}
+        best: dict = {}
+        for sn in codesearch.search(self.conn, project, query, SNIPPET_DEPTH):
+            if sn.path not in best:  # best first
+                what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
+                where = f"{sn.path}:{sn.start_line}-{sn.end_line}"
+                best[sn.path] = (float(sn.score), where + what)
+        return best
+
+    def search(self, query: str, *, project: str | None = None, cwd: str | None = None,
+               limit: int = 10) -> list[dict]:
+        """The code index's best snippets for `query` (`brainbox search`, MCP `search`).
+        Raises BrainboxError (one line) when the project has no code index."""
+        from brainbox import codesearch
+
+        project = self._project(project, cwd)
+        if not project or not codesearch.indexed(self.conn, project):
+            raise BrainboxError(f"{project} has no code index; run `brainbox index "
+                                f"{project}` first")
+        return [sn.as_dict() for sn in codesearch.search(self.conn, project, query, limit)]
 
     def predict_tools(self, session: str | None = None, k: int = 3) -> list[tuple[str, float]]:
         self.sync()
@@ -292,7 +333,8 @@ class Memory:
                 continue
             src = r.via_edge[0] if r.via_edge else None
             items.append({"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
-                          "via": src, "confidence": round(r.confidence, 4)})
+                          "via": src, "confidence": round(r.confidence, 4),
+                          "snippet": r.snippet})
             if len(items) >= limit:
                 break
         return items
@@ -364,6 +406,8 @@ def _evidence(result: Result) -> str:
         return f"linked from {result.via_edge[0]}"
     if "lexical" in ch:
         return "matches query"
+    if "snippet" in ch and result.snippet:
+        return "code matches query: " + result.snippet.split(" ", 1)[-1]
     if "recurrence" in ch:
         return "used with recent files"
     if ch.get("recency", 99) <= 3:

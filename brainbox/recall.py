@@ -5,8 +5,9 @@ Choices written down here (the design leaves them open):
 - Candidates are files of the query's project. The frequency, recency and base-level
   channels rank the `TOP_K` best files each; the lexical, associative and recurrence
   channels rank everything they reach.
-- The floor: recall returns nothing unless the query matches a file lexically, or the
-  session has already touched a file of the project ("session evidence"). Among fused
+- The floor: recall returns nothing unless the query matches a file lexically, or a
+  snippet of the code index (`Memory.recall`, issue 16), or the session has already
+  touched a file of the project ("session evidence"). Among fused
   results, those whose probability (`brainbox.confidence`: the calibrated chance that the
   session then touches the file) is below `min_probability` (0.02) are dropped.
 - Lexical: BM25 over every known query term, times the share of the query's IDF mass
@@ -181,12 +182,14 @@ class Result:
     via: str | None = None
     via_edge: tuple | None = None
     ratio: float = 0.0
+    snippet: str | None = None  # its best code snippet, "path:start-end kind symbol"
 
     def as_dict(self) -> dict:
-        return {
-            "path": self.path, "confidence": round(self.confidence, 4),
-            "channels": self.channels, "via": self.via,
-        }
+        d = {"path": self.path, "confidence": round(self.confidence, 4),
+             "channels": self.channels, "via": self.via}
+        if self.snippet:
+            d["snippet"] = self.snippet
+        return d
 
 
 class Index:

@@ -184,6 +184,19 @@ def _build():
                                               for t, s in tools]}
 
     @server.tool()
+    def search(
+        query: Annotated[str, Field(description="What to look for in the project's code.")],
+        cwd: Cwd = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="How many snippets.")] = 10,
+    ) -> dict[str, Any]:
+        """Code snippets (functions, classes, windows of lines) of the project that match
+        the query, from the code index `brainbox index` built (as `brainbox search`)."""
+        mem = memory()
+        cwd = cwd or os.getcwd()
+        return {"project": _project(cwd),
+                "snippets": guard(mem.search, query, cwd=cwd, limit=limit)}
+
+    @server.tool()
     def stats() -> dict[str, Any]:
         """Counts: events, resources by kind, associations, database size."""
         return guard(memory().stats)

@@ -54,8 +54,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
 
     ``use`` bool[7]: channels not ablated (snippet: an index is present); ``lam`` float64[7]
     the weights in channel order. Returns ``(status, cand, scores, order, ranks, present,
-    parent)``: status 0 when recall has no grounds (no lexical match and no file in the
-    window), else 1; ``cand`` ascending candidate ids, ``scores`` their fused scores,
+    parent)``: status 0 when recall has no grounds (no lexical match, no snippet and no
+    file in the window), else 1; ``cand`` ascending candidate ids, ``scores`` their fused scores,
     ``order`` positions into cand best first after the floor, ``ranks`` int64[7, C] (0 =
     not ranked by that channel), ``present`` bool[7] channels that ranked something,
     ``parent`` int64[N] the spreading parents (all -1 without spreading).
@@ -115,7 +115,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     for j in range(window.shape[0]):
         if in_proj[window[j]]:
             win_files += 1
-    if lex_ids.shape[0] == 0 and win_files == 0:
+    if lex_ids.shape[0] == 0 and win_files == 0 and not (use[SNIPPET] and snip_ids.shape[0]):
         return (0, empty_i, np.zeros(0), empty_i, np.zeros((N_CHANNELS, 0), np.int64), present,
                 parent)
     if use[LEXICAL] and lex_ids.shape[0]:

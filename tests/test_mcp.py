@@ -13,7 +13,8 @@ mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget"}
+TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget",
+         "search"}
 
 
 def run_session(script, errlog=None):
@@ -32,6 +33,9 @@ def run_session(script, errlog=None):
 def test_mcp_tools_over_stdio(tmp_path):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text(
+        "def login_redirect(user):\n    return '/home'\n")
     err = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'yaml'"
 
     async def script(s):
@@ -57,6 +61,11 @@ def test_mcp_tools_over_stdio(tmp_path):
         out["predict"] = await call("predict_next", {"session": "c"})
         out["stats"] = await call("stats", {})
         out["bad"] = await call("recall", {"limit": 5})  # missing the required query
+        out["search0"] = await call("search", {"query": "login", "cwd": str(repo)})
+        await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "brainbox.cli.entry", "index", str(repo),
+                             "--no-progress"], check=True, capture_output=True)
+        out["search"] = await call("search", {"query": "login redirect", "cwd": str(repo)})
         return out
 
     out = run_session(script)
@@ -79,6 +88,10 @@ def test_mcp_tools_over_stdio(tmp_path):
     stats = out["stats"].structuredContent
     assert stats["events"] == 9 and stats["resources"]["error"] == 1
     assert out["bad"].isError
+    assert out["search0"].isError and "no code index" in out["search0"].content[0].text
+    found = out["search"].structuredContent
+    assert found["snippets"][0]["path"] == "src/auth/login.py"
+    assert found["snippets"][0]["symbol"] == "login_redirect"
 
 
 def test_mcp_recall_takes_a_project_refuses_unknown_arguments_and_forgets_safely(tmp_path):

@@ -306,3 +306,42 @@ def test_remembered_normalisation_equals_a_fresh_one(texts):
     kept = E._redact.cache_info().currsize
     E._redact("y" * (E.MEMO_CHARS + 1))
     assert E._redact.cache_info().currsize == kept
+
+
+def test_recall_ranks_by_the_code_index_and_names_each_files_best_snippet(tmp_path):
+    """The snippet channel (issue 16): with a code index, a file whose code matches the
+    query is ranked by its best snippet and names it; without one, recall is as before."""
+    from brainbox import codeindex
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "billing.py").write_text(
+        "def compute_invoice_total(lines):\n    return sum(l.amount for l in lines)\n")
+    (root / "src" / "util.py").write_text("def helper():\n    return 1\n")
+    mem = Memory.open(tmp_path / "m.db")
+    t = 1_000_000.0
+    for s in range(4):  # both files are known to memory; neither name matches the query
+        for f in ("src/util.py", "src/billing.py"):
+            t += 1
+            mem.record({"session": f"s{s}", "cwd": str(root), "project": str(root),
+                        "tool": "Read", "files": [f], "at": t})
+    query = "the invoice total is wrong"
+    before = mem.recall(query, project=str(root))
+    assert all(r.snippet is None and "snippet" not in r.channels for r in before)
+    codeindex.build(mem.conn, str(root))
+    after = mem.recall(query, project=str(root))
+    hit = next(r for r in after if r.path == "src/billing.py")
+    assert hit.channels.get("snippet") == 1
+    assert hit.snippet == "src/billing.py:1-2 function compute_invoice_total"
+    assert hit.as_dict()["snippet"] == hit.snippet
+    assert after[0].path == "src/billing.py"
+    assert [r.as_dict() for r in mem.recall(query, project=str(root), code=False)] == \
+        [r.as_dict() for r in before]
+    items = mem.suggest(query, project=str(root))
+    assert items[0]["snippet"] == hit.snippet and "compute_invoice_total" in items[0]["why"]
+    found = mem.search("invoice total", project=str(root))
+    assert found[0]["path"] == "src/billing.py" and found[0]["symbol"] == \
+        "compute_invoice_total"
+    with pytest.raises(BrainboxError, match="no code index"):
+        mem.search("x", project=str(tmp_path / "elsewhere"))

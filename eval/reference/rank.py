@@ -109,7 +109,8 @@ def _rank(score, share, files, in_proj, adj_off, adj_len, pool_dst, pool_e, ew, 
     parent = np.full(n_res, -1, np.int64)
     ranked = [None] * CHANNELS
     lex = _desc(score.items())
-    if not lex and not any(in_proj[w] for w in window):
+    snip = bool(use[SNIPPET]) and len(snip_ids) > 0  # a code match is grounds too
+    if not lex and not snip and not any(in_proj[w] for w in window):
         return 0, None, None, None, None, np.zeros(CHANNELS, bool), parent
     if use[LEXICAL] and lex:
         ranked[LEXICAL] = lex
