@@ -11,10 +11,18 @@ Terms in most chunks are left out of the expression (`COMMON`, measured below).
 
 The score is `-bm25()`: higher is better, comparable within one query only.
 
-Keyword only, for now: when an embedding model is available (a later step), the keyword
-and the vector rankings will be fused by reciprocal rank fusion with k = 60 (DESIGN §4.7),
-and each snippet's `channels` will name the rankings that found it. Standard library only
-(the SQL is in `storage.codeindex`); nothing here imports tree-sitter.
+With vectors (`brainbox.codevectors`: `brainbox index` embeds the chunks when a model is
+installed, `brainbox.embed`), the query is embedded by the same model and the keyword
+ranking and the vector kNN ranking (the `DEPTH` best of each) are fused by reciprocal rank
+fusion with k = 60 (DESIGN §4.7): `score = sum over the rankings that found the chunk of
+1 / (60 + rank)`, rank 1-based; each snippet's `channels` names those rankings
+(`keyword`, `vector`). Without vectors for the project, without a model (missing file,
+onnxruntime not importable, hash refused: `brainbox.embed`), or with vectors of another
+model, the search is keyword-only, `score` stays `-bm25()`, and the result says so: it is
+a `Result` (a list) whose `keyword_only` is True and whose `note` says why in one line.
+The model is loaded once per process (about 0.5 s), so only a warm process is fast.
+Standard library only at import (the SQL is in `storage`); nothing here imports
+tree-sitter, and onnxruntime only when a query is embedded.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ MAX_TERMS = 64  # a pasted traceback is cut to its first 64 distinct terms
 # snippets' files in 10, 10, 10 and 9 of the 20 tasks. Keeping only the 16 rarest terms
 # instead: 9.4 ms but 8 of 20. With 5%, benchmarks/measure_codesearch.py: p50 12.3 ms.
 COMMON = 0.05
+RRF_K = 60
+# Each ranking's depth before fusion: a chunk found at rank 50 by one ranking adds 1/110,
+# about half of what rank 1 adds, so deeper ranks would barely move the top 10.
+DEPTH = 50
 COMMON_MIN = 1000
 RAREST = 8
 
@@ -81,18 +93,83 @@ def select_terms(conn, terms: list[str]) -> list[str]:
     return kept or sorted(present, key=lambda t: rows[t])[:RAREST]
 
 
-def search(conn, root: str, query: str, limit: int = 10) -> list[Snippet]:
-    """The `limit` best chunks of the project at `root` for `query`, best first (module
-    docstring). Nothing matched, or nothing indexed: an empty list (`indexed` tells)."""
+class Result(list):
+    """Snippets, best first; `keyword_only` and `note` (why keyword-only, else "")."""
+
+    def __init__(self, items=(), keyword_only: bool = True, note: str = ""):
+        super().__init__(items)
+        self.keyword_only = keyword_only
+        self.note = note
+
+
+def keyword_rows(conn, root: str, query: str, limit: int) -> list[tuple]:
+    """The BM25 ranking: `storage.codeindex.search` rows, the `limit` best."""
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
     match = match_expression(query, select_terms(conn, terms))
     if match is None:
         return []
-    rows = _sql.search(conn, os.path.abspath(root), match, limit)
-    return [Snippet(path, s, e, kind, symbol, round(-score, 6))
-            for path, s, e, kind, symbol, score in rows]
+    return _sql.search(conn, root, match, limit)
+
+
+def _model_for(conn, root: str, embedder):
+    """(embedder, "") when the vectors of `root` can be searched, else (None, why)."""
+    from brainbox import codevectors
+
+    if embedder is None:
+        return None, "embeddings not asked for"
+    if codevectors.vector_count(conn, root) == 0:
+        return None, (f"no vectors in the index of {root} (`brainbox index` embeds the "
+                      f"chunks when an embedding model is installed)")
+    if embedder == "auto":
+        from brainbox import embed
+
+        embedder, why = embed.try_load()
+        if embedder is None:
+            return None, why
+    if codevectors.stored_model(conn)[0] != embedder.id:
+        return None, (f"the vectors of {root} were made by another model; run "
+                      f"`brainbox index {root}` to embed with {embedder.path}")
+    return embedder, ""
+
+
+def fuse(rankings: dict[str, list[int]], k: int = RRF_K) -> list[tuple[int, float, tuple]]:
+    """Reciprocal rank fusion: `[(chunk id, score, channels)]`, best first (ties by id)."""
+    score: dict[int, float] = {}
+    found: dict[int, list[str]] = {}
+    for name, ids in rankings.items():
+        for rank, cid in enumerate(ids, start=1):
+            score[cid] = score.get(cid, 0.0) + 1.0 / (k + rank)
+            found.setdefault(cid, []).append(name)
+    return sorted(((c, s, tuple(found[c])) for c, s in score.items()),
+                  key=lambda r: (-r[1], r[0]))
+
+
+def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
+           use_vec: bool | None = None) -> Result:
+    """The `limit` best chunks of the project at `root` for `query`, best first (module
+    docstring). `embedder`: "auto" (the configured model, when the index has vectors), an
+    `embed.Embedder`, or None (keyword only). Nothing matched, or nothing indexed: an
+    empty list (`indexed` tells)."""
+    root = os.path.abspath(root)
+    if limit <= 0:
+        return Result()
+    embedder, note = _model_for(conn, root, embedder)
+    if embedder is None:
+        rows = keyword_rows(conn, root, query, limit)
+        return Result([Snippet(p, s, e, kind, sym, round(-score, 6))
+                       for p, s, e, kind, sym, score, _id in rows], True, note)
+    from brainbox import codevectors
+
+    depth = max(limit, DEPTH)
+    keyword = [r[-1] for r in keyword_rows(conn, root, query, depth)]
+    qvec = embedder.embed([query or ""])[0]
+    vector = [cid for cid, _d in codevectors.nearest(conn, root, qvec, depth, use_vec=use_vec)]
+    fused = fuse({"keyword": keyword, "vector": vector})[:limit]
+    meta = _sql.chunk_rows(conn, root, [c for c, _s, _ch in fused])
+    return Result([Snippet(*meta[c], round(s, 6), ch) for c, s, ch in fused if c in meta],
+                  False, "")
 
 
 def indexed(conn, root: str) -> bool:

@@ -4,6 +4,11 @@ The index lives in the brainbox database (the one ``--db`` or ``BRAINBOX_DB`` na
 the home's), opened through ``brainbox.store`` like every command. Warnings (skipped files,
 syntax errors, a missing grammar) go to stderr, one line each, the first ``MAX_WARNINGS``
 of them and a count of the rest; the progress line is a ``\\r`` line on stderr.
+
+Then the chunks without a vector are embedded (``brainbox.codevectors``) when a model is
+available (``brainbox.embed``), unless ``--no-embed``; without one, one line on stderr
+says why and the keyword index stands. ``--json`` adds ``vectors`` (chunks of the project
+with a vector), ``embedded`` (made by this run) and ``embed_seconds``.
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ def register(cli) -> None:
                     type=click.Path(exists=True, file_okay=False))
     @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
+    @click.option("--no-embed", is_flag=True, help="Keyword index only: embed no chunk.")
     @click.pass_context
-    def index(ctx, directory, as_json, no_progress):
+    def index(ctx, directory, as_json, no_progress, no_embed):
         """Index a project's files into chunks (functions, classes, methods; windows of
         lines for other text), incrementally by content hash.
 
@@ -38,7 +44,7 @@ def register(cli) -> None:
 
         root = os.path.abspath(directory)
         try:
-            conn = store.connect(ctx.obj.get("db"))
+            conn = store.connect(ctx.obj.get("db"), prefer_vec=True)
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         t0 = time.perf_counter()
@@ -57,6 +63,10 @@ def register(cli) -> None:
 
         try:
             report = codeindex.build(conn, root, progress=progress if show else None)
+            if shown[0]:
+                click.echo("", err=True)
+                shown[0] = False
+            vectors = _embed(conn, root, show, no_embed, shown)
             totals = codeindex.totals(conn, root)
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
@@ -73,7 +83,7 @@ def register(cli) -> None:
         out = {**totals, "seconds": round(seconds, 3), "root": root, "seen": report.seen,
                "indexed": report.indexed, "unchanged": report.unchanged,
                "removed": report.removed, "parse_errors": report.parse_errors,
-               "skipped": dict(sorted(report.skipped.items()))}
+               "skipped": dict(sorted(report.skipped.items())), **vectors}
         if as_json:
             click.echo(json.dumps(out))
             return
@@ -83,4 +93,36 @@ def register(cli) -> None:
         click.echo(f"seen {report.seen:,}, indexed {report.indexed:,}, unchanged "
                    f"{report.unchanged:,}, removed {report.removed:,}, syntax errors "
                    f"{report.parse_errors:,}; skipped: {skipped}")
+        click.echo(f"vectors {out['vectors']:,} ({out['embedded']:,} embedded in "
+                   f"{out['embed_seconds']:.1f} s)")
         sys.stdout.flush()
+
+
+def _embed(conn, root: str, show: bool, no_embed: bool, shown: list) -> dict:
+    """Embed the chunks without a vector; {vectors, embedded, embed_seconds}."""
+    from brainbox import codevectors
+
+    out = {"embedded": 0, "embed_seconds": 0.0}
+    if not no_embed:
+        from brainbox import embed
+
+        t0 = time.perf_counter()
+        embedder, why = embed.try_load()
+        if embedder is None:
+            click.echo(f"brainbox index: no embeddings ({why}); the keyword index is built",
+                       err=True)
+        else:
+            last = [time.perf_counter()]  # the model's loading is not the embedding's
+
+            def progress(done, total):
+                now = time.perf_counter()
+                if show and (now - last[0] >= PROGRESS_EVERY or (done == total and shown[0])):
+                    last[0] = now
+                    shown[0] = True
+                    click.echo(f"\rembed: {done:,} of {total:,} chunks, {now - t0:.1f} s ",
+                               err=True, nl=False)
+
+            made = codevectors.embed_index(conn, root, embedder, progress=progress)
+            out = {"embedded": made["vectors"],
+                   "embed_seconds": round(time.perf_counter() - t0, 3)}
+    return {"vectors": codevectors.vector_count(conn, root), **out}

@@ -1,9 +1,12 @@
-"""``brainbox search QUERY``: keyword search over the code index (``brainbox.codesearch``).
+"""``brainbox search QUERY``: search over the code index (``brainbox.codesearch``).
 
 The project is the git root of ``--cwd`` (``brainbox.events.project_root``, as ``recall``
 finds it); its index is the one ``brainbox index`` built in the same database. ``--json``
 prints a list of snippets (``[]`` when nothing matches, exit 0). Without an index for the
-project: one line on stderr naming ``brainbox index``, exit 1.
+project: one line on stderr naming ``brainbox index``, exit 1. The keyword and vector
+rankings are fused when the index has vectors and the model is available; otherwise the
+search is keyword-only, one line on stderr says why, and each JSON snippet carries
+``keyword_only`` (true, else false).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def register(cli) -> None:
     @click.pass_context
     def search(ctx, query, cwd, limit, as_json):
         """Code snippets (functions, classes, windows of lines) of the project that match
-        QUERY, ranked by BM25 over the code index (keyword only: no embeddings yet).
+        QUERY: BM25 over the code index fused with embedding kNN when it has vectors.
 
         \b
         Example:
@@ -37,7 +40,7 @@ def register(cli) -> None:
 
         root = project_root(os.path.abspath(cwd or os.getcwd()))
         try:
-            conn = store.connect(ctx.obj.get("db"))
+            conn = store.connect(ctx.obj.get("db"), prefer_vec=True)
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         try:
@@ -48,7 +51,9 @@ def register(cli) -> None:
             found = codesearch.search(conn, root, query, limit)
         finally:
             conn.close()
-        data = [s.as_dict() for s in found]
+        if found.keyword_only:
+            click.echo(f"brainbox search: keyword only: {found.note}", err=True)
+        data = [{**s.as_dict(), "keyword_only": found.keyword_only} for s in found]
 
         def human(rows):
             if not rows:

@@ -87,15 +87,29 @@ def chunks_of(conn, root: str, path: str) -> list[tuple[int, int, str, str | Non
 
 def search(conn, root: str, match: str, limit: int) -> list[tuple]:
     """Chunks of `root` matching the FTS5 expression `match` (the caller builds it from
-    quoted terms), best first: `(path, start_line, end_line, kind, symbol, bm25)`, where
-    `bm25` is FTS5's `bm25()` (lower is better) with `weights` per column (path, symbol,
-    body)."""
+    quoted terms), best first: `(path, start_line, end_line, kind, symbol, bm25, chunk
+    id)`, where `bm25` is FTS5's `bm25()` (lower is better) with `weights` per column
+    (path, symbol, body)."""
     return [tuple(r) for r in conn.execute(
         "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, bm25(code_fts, ?, ?, ?) "
-        "AS score FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
+        "AS score, c.id "
+        "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
         "JOIN code_files f ON f.id = c.file_id "
         "WHERE code_fts MATCH ? AND f.root = ? ORDER BY score, f.path, c.start_line LIMIT ?",
         (*WEIGHTS, match, root, limit))]
+
+
+def chunk_rows(conn, root: str, chunk_ids) -> dict[int, tuple]:
+    """{chunk id: (path, start_line, end_line, kind, symbol)} for those of `chunk_ids` that
+    are chunks of `root`."""
+    ids = [int(i) for i in chunk_ids]
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {r[0]: tuple(r[1:]) for r in conn.execute(
+        f"SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.symbol FROM code_chunks c "
+        f"JOIN code_files f ON f.id = c.file_id WHERE f.root = ? AND c.id IN ({marks})",
+        [root, *ids])}
 
 
 def fts_rows(conn, root: str) -> int:

@@ -183,8 +183,26 @@ def _m004_code_fts(conn) -> None:
                  "DELETE FROM code_fts WHERE rowid = old.id; END")
 
 
+def _m005_code_vectors(conn) -> None:
+    """Embedding vectors of the code index's chunks (issue 16, `storage.vectors`): one row
+    per embedded chunk, deleted with the chunk (ON DELETE CASCADE, so a re-chunked or
+    removed file loses its vectors through any driver). `vec` holds the float32 vector,
+    or NULL when it is in the sqlite-vec table `code_vec` (made by `storage.vectors` on a
+    connection that can load the extension: this migration may run on one that cannot)."""
+    _script(
+        conn,
+        """
+        CREATE TABLE code_vectors (
+            chunk_id INTEGER PRIMARY KEY REFERENCES code_chunks(id) ON DELETE CASCADE,
+            vec BLOB
+        )
+        """
+    )
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
-              ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts)]
+              ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
+              ("005_code_vectors", _m005_code_vectors)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
