@@ -182,3 +182,49 @@ def test_version_is_answered_without_click_and_matches_the_installed_metadata(en
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"brainbox, version {version('brainbox')}\n"
     assert not {"click", "sqlite3", "email"} & mods, mods & {"click", "sqlite3", "email"}
+
+
+# The code index's heavy dependencies (issue 16): tree-sitter parses, onnxruntime embeds,
+# sqlite-vec searches vectors; none is for `import brainbox`, a hook or the record path.
+INDEX_DEPS = ("tree_sitter", "onnxruntime", "sqlite_vec")
+
+
+@pytest.mark.parametrize("event,tool_input", [
+    ("PostToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "src/auth/login.py"},
+                     "tool_response": {}}),
+    ("UserPromptSubmit", {"prompt": "fix the login bug"}),
+])
+def test_the_hooks_import_no_tree_sitter_onnxruntime_or_sqlite_vec(env, project, event,
+                                                                    tool_input):
+    payload = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": event,
+                          **tool_input})
+    proc, mods = run(["hook", "claude", event], env, stdin=payload)
+    assert proc.returncode == 0, proc.stderr
+    assert not mods & set(INDEX_DEPS), f"the {event} hook imported {mods & set(INDEX_DEPS)}"
+
+
+def test_import_brainbox_and_record_import_none_of_the_index_deps_and_the_probe_sees_them(
+        env, project):
+    proc, mods = run(["record", "--session", "s", "--cwd", str(project), "--tool", "Read",
+                      "--file", "src/auth/login.py"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert not mods & set(INDEX_DEPS), mods & set(INDEX_DEPS)
+    code = "import brainbox, brainbox.codesearch, brainbox.embed, brainbox.codevectors"
+    light = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env,
+                           capture_output=True, text=True, check=False)
+    names = {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in light.stderr.splitlines()
+             if ln.startswith("import time:")}
+    assert light.returncode == 0 and "brainbox" in names
+    assert not names & set(INDEX_DEPS), names & set(INDEX_DEPS)
+    pytest.importorskip("onnxruntime")
+    # the probe sees the import when a model is loaded (any model: this one is not ONNX)
+    bad = project / "not-a-model.onnx"
+    bad.write_bytes(b"junk")
+    heavy = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c",
+         (f"from brainbox import embed\ntry:\n    embed.load({str(bad)!r})\n"
+          f"except embed.EmbedError as e:\n    print(e)")],
+        env=env, capture_output=True, text=True, check=False)
+    assert "cannot be loaded" in heavy.stdout
+    assert "onnxruntime" in {ln.rsplit("|", 1)[-1].strip().split(".")[0]
+                             for ln in heavy.stderr.splitlines() if ln.startswith("import time:")}
