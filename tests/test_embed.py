@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_codesearch import write  # tests/ is on sys.path (pytest's rootdir conftest)
 
 from brainbox import codeindex, codesearch, codevectors, embed, store
 from brainbox.storage import vectors as sv
@@ -199,14 +200,6 @@ def test_the_real_model_of_the_wheel(wp):
 
 
 # --- vectors: the two stores ----------------------------------------------------------
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, body in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(body)
-    return root
-
 
 def project(tmp_path, n=30) -> Path:
     return write(tmp_path / "proj", {f"m{i}.py": f"def f{i}(x):\n    return x + {i}\n\n"
