@@ -119,7 +119,7 @@ def _model_for(conn, root: str, embedder):
 
     if embedder is None:
         return None, "embeddings not asked for"
-    if codevectors.vector_count(conn, root) == 0:
+    if not codevectors.has_vectors(conn, root):
         return None, (f"no vectors in the index of {root} (`brainbox index` embeds the "
                       f"chunks when an embedding model is installed)")
     if embedder == "auto":

@@ -82,6 +82,10 @@ def vector_count(conn, root: str) -> int:
     return c["vec"] + c["blob"]
 
 
+def has_vectors(conn, root: str) -> bool:
+    return _vec.any_vector(conn, os.path.abspath(root))
+
+
 def stored_model(conn) -> tuple[str | None, int | None]:
     """(model id, dimension) of the stored vectors."""
     return _vec.model(conn)

@@ -135,6 +135,14 @@ def count(conn, root: str) -> dict[str, int]:
     return {"vec": vec, "blob": blob}
 
 
+def any_vector(conn, root: str) -> bool:
+    """Whether some chunk of `root` has a vector (a search asks on every query: one row)."""
+    return conn.execute(
+        "SELECT 1 FROM code_files f JOIN code_chunks c ON c.file_id = f.id "
+        "JOIN code_vectors v ON v.chunk_id = c.id WHERE f.root = ? LIMIT 1",
+        (root,)).fetchone() is not None
+
+
 def unembedded(conn, root: str) -> list[tuple]:
     """Chunks of `root` without a vector, by file: `(chunk id, path, sha256, start_line,
     end_line, kind, symbol)`."""
