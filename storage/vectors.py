@@ -27,6 +27,7 @@ from brainbox.storage.db import get_meta, set_meta
 TABLE = "code_vec"
 MODEL_KEY = "code_vectors_model"
 DIM_KEY = "code_vectors_dim"
+TABLE_DIM_KEY = "code_vec_dim"  # the dimension `code_vec` was made with
 
 
 def load_vec(conn) -> bool:
@@ -91,9 +92,13 @@ def put(conn, root: str, chunk_ids, vectors, *, use_vec: bool | None = None) -> 
     vec = load_vec(conn) if use_vec is None else use_vec and load_vec(conn)
     if not ids:
         return "sqlite-vec" if vec else "numpy"
+    dim = str(vectors.shape[1])
+    if vec and _has_table(conn) and get_meta(conn, TABLE_DIM_KEY) != dim:
+        conn.execute(f"DROP TABLE {TABLE}")  # of another model (cleared without sqlite-vec)
     if vec and not _has_table(conn):
         conn.execute(f"CREATE VIRTUAL TABLE {TABLE} USING vec0(root TEXT partition key, "
-                     f"embedding float[{vectors.shape[1]}] distance_metric=cosine)")
+                     f"embedding float[{dim}] distance_metric=cosine)")
+        set_meta(conn, TABLE_DIM_KEY, dim)
     if _has_table(conn) and load_vec(conn):
         conn.executemany(f"DELETE FROM {TABLE} WHERE rowid = ?", [(i,) for i in ids])
     if vec:

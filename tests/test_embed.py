@@ -266,6 +266,11 @@ def test_stale_vectors_go_when_a_file_is_rechunked_or_deleted(tmp_path, vconn, u
     q = e.embed(["def f1(x): return x - 1"])[0]
     found = codevectors.nearest(vconn, str(root), q, 50, use_vec=use_vec)
     assert len(found) == 7 and live <= {i for i, _ in found}
+    (root / "m3.py").write_text("def f3(x):\n    return 3\n")  # the daemon's path
+    (root / "m4.py").unlink()
+    codeindex.index_files(vconn, str(root), ["m3.py", "m4.py"])
+    assert codevectors.vector_count(vconn, str(root)) == 3
+    assert len(codevectors.nearest(vconn, str(root), q, 50, use_vec=use_vec)) == 3
 
 
 def test_a_chunk_deleted_without_sqlite_vec_leaves_no_vector_that_knn_returns(tmp_path,
@@ -288,6 +293,23 @@ def test_a_chunk_deleted_without_sqlite_vec_leaves_no_vector_that_knn_returns(tm
     assert found == set(ids[2:])  # m0's two old chunks are in code_vec but never returned
     assert sv.prune(again) == 2 and sv.prune(again) == 0
     again.close()
+
+
+def test_a_model_changed_without_sqlite_vec_gets_a_new_vec0_table(tmp_path, vconn):
+    root = str(project(tmp_path, n=2))
+    codeindex.build(vconn, root)
+    ids = [r[0] for r in sv.unembedded(vconn, root)]
+    with store.atomic(vconn):
+        sv.set_model(vconn, "a", 4)
+        sv.put(vconn, root, ids, np.eye(len(ids), 4, dtype=np.float32))
+    plain = store.connect(tmp_path / "v.db")
+    with store.atomic(plain):
+        sv.set_model(plain, "b", 6)  # clears the markers; cannot drop the vec0 table
+    plain.close()
+    with store.atomic(vconn):
+        sv.set_model(vconn, "b", 6)
+        assert sv.put(vconn, root, ids, np.eye(len(ids), 6, dtype=np.float32)) == "sqlite-vec"
+    assert [i for i, _ in sv.knn(vconn, root, np.eye(1, 6, 1, dtype=np.float32), 1)] == [ids[1]]
 
 
 def test_a_new_model_replaces_every_vector(tmp_path, vconn):
