@@ -6,8 +6,9 @@ DB is a database that `brainbox index DIR` filled with embeddings in sqlite-vec 
 sqlean driver). The script copies it, moves every vector of the copy from `code_vec` into
 `code_vectors.vec` (the numpy store), then for the problem statements of the first 20
 sympy tasks (as in measure_codesearch.py) embedded once: `knn(..., k=50)` on the original
-(sqlite-vec) and on the copy (`use_vec=False`), warm, p50 over R rounds; and how many of
-the 50 neighbours the two stores share.
+(sqlite-vec) and on the copy (`use_vec=False`), and through the cached matrix of a warm
+process (`cached=True`, what search uses), warm, p50 over R rounds; and how many of the
+50 neighbours the two stores share.
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ def main() -> None:
             dst.execute("DROP TABLE code_vec")
         out = {"vectors": len(rows)}
         same = []
-        for name, conn, use_vec in (("sqlite_vec", src, None), ("numpy", dst, False)):
+        for name, conn, use_vec in (("sqlite_vec", src, None), ("numpy", dst, False),
+                                    ("cached_matrix", src, None)):
             times = []
             for r in range(args.rounds + 1):
                 for i, q in enumerate(qv):
                     t = time.perf_counter()
-                    found = codevectors.nearest(conn, root, q, 50, use_vec=use_vec)
+                    found = codevectors.nearest(conn, root, q, 50, use_vec=use_vec,
+                                                cached=name == "cached_matrix")
                     if r:  # round 0 is the warm-up
                         times.append((time.perf_counter() - t) * 1000)
                     elif name == "numpy":

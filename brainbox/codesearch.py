@@ -20,7 +20,8 @@ fusion with k = 60 (DESIGN §4.7): `score = sum over the rankings that found the
 onnxruntime not importable, hash refused: `brainbox.embed`), or with vectors of another
 model, the search is keyword-only, `score` stays `-bm25()`, and the result says so: it is
 a `Result` (a list) whose `keyword_only` is True and whose `note` says why in one line.
-The model is loaded once per process (about 0.5 s), so only a warm process is fast.
+The model is loaded once per process (about 0.5 s), and the project's vectors are kept as
+one matrix (`codevectors.nearest(cached=True)`), so only a warm process is fast.
 Standard library only at import (the SQL is in `storage`); nothing here imports
 tree-sitter, and onnxruntime only when a query is embedded.
 """
@@ -168,7 +169,8 @@ def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
     # threaded, 83.9 ms sequential; the parts: embedding 47, kNN 31, BM25 22 ms).
     keyword = [r[-1] for r in keyword_rows(conn, root, query, depth)]
     qvec = embedder.embed([query or ""])[0]
-    vector = [cid for cid, _d in codevectors.nearest(conn, root, qvec, depth, use_vec=use_vec)]
+    vector = [cid for cid, _d in codevectors.nearest(conn, root, qvec, depth, use_vec=use_vec,
+                                                     cached=use_vec is None)]
     fused = fuse({"keyword": keyword, "vector": vector})[:limit]
     meta = _sql.chunk_rows(conn, root, [c for c, _s, _ch in fused])
     return Result([Snippet(*meta[c], round(s, 6), ch) for c, s, ch in fused if c in meta],

@@ -188,16 +188,24 @@ def _m005_code_vectors(conn) -> None:
     per embedded chunk, deleted with the chunk (ON DELETE CASCADE, so a re-chunked or
     removed file loses its vectors through any driver). `vec` holds the float32 vector,
     or NULL when it is in the sqlite-vec table `code_vec` (made by `storage.vectors` on a
-    connection that can load the extension: this migration may run on one that cannot)."""
+    connection that can load the extension: this migration may run on one that cannot).
+    Every insert, update or delete of a row (the cascade's too) adds one to the meta value
+    `code_vectors_version`, which tells a process's cached matrix of vectors it is stale."""
     _script(
         conn,
         """
         CREATE TABLE code_vectors (
             chunk_id INTEGER PRIMARY KEY REFERENCES code_chunks(id) ON DELETE CASCADE,
             vec BLOB
-        )
+        );
+        INSERT INTO brainbox_meta(key, value) VALUES ('code_vectors_version', '0')
         """
     )
+    bump = ("UPDATE brainbox_meta SET value = CAST(value AS INTEGER) + 1 "
+            "WHERE key = 'code_vectors_version'; END")
+    for event in ("INSERT", "UPDATE", "DELETE"):  # `;` inside: not through `_script`
+        conn.execute(f"CREATE TRIGGER code_vectors_{event.lower()} AFTER {event} ON "
+                     f"code_vectors BEGIN {bump}")
 
 
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),

@@ -158,6 +158,31 @@ def unembedded(conn, root: str) -> list[tuple]:
         "ORDER BY f.path, c.start_line, c.id", (root,))]
 
 
+def version(conn) -> int:
+    """A number that changes whenever a vector is stored or deleted (migration 005)."""
+    return int(get_meta(conn, "code_vectors_version", "0"))
+
+
+def matrix(conn, root: str):
+    """Every live vector of `root` from both stores: (chunk ids int64, float32 rows)."""
+    import numpy as np
+
+    rows = conn.execute(
+        "SELECT v.chunk_id, v.vec FROM code_vectors v JOIN code_chunks c ON c.id = v.chunk_id "
+        "JOIN code_files f ON f.id = c.file_id WHERE f.root = ?", (root,)).fetchall()
+    blobs = {i: b for i, b in rows if b is not None}
+    marked = {i for i, b in rows if b is None}
+    if marked and _has_table(conn) and load_vec(conn):
+        for i, r, emb in conn.execute(f"SELECT rowid, root, embedding FROM {TABLE}"):
+            if r == root and i in marked:
+                blobs[i] = emb
+    ids = np.array(sorted(blobs), dtype=np.int64)
+    if not len(ids):
+        return ids, np.zeros((0, 0), dtype=np.float32)
+    mat = np.frombuffer(b"".join(bytes(blobs[i]) for i in ids.tolist()), dtype=np.float32)
+    return ids, mat.reshape(len(ids), -1)
+
+
 def knn(conn, root: str, query, k: int, *, use_vec: bool | None = None) -> list[tuple]:
     """The `k` chunks of `root` nearest to the unit vector `query`: `[(chunk id, cosine
     distance)]`, nearest first (ties by chunk id). `use_vec` False skips sqlite-vec."""

@@ -295,6 +295,39 @@ def test_a_chunk_deleted_without_sqlite_vec_leaves_no_vector_that_knn_returns(tm
     again.close()
 
 
+def test_the_cached_matrix_ranks_as_knn_and_is_read_again_after_any_change(tmp_path, vconn):
+    root = project(tmp_path, n=6)
+    codeindex.build(vconn, str(root))
+    ids = [r[0] for r in sv.unembedded(vconn, str(root))]
+    vecs = np.random.default_rng(3).normal(size=(len(ids), 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    with store.atomic(vconn):
+        sv.set_model(vconn, "m", 8)
+        sv.put(vconn, str(root), ids[:6], vecs[:6])  # sqlite-vec
+        sv.put(vconn, str(root), ids[6:], vecs[6:], use_vec=False)  # BLOBs
+    q = vecs[0]
+
+    def same(k=5):
+        a = codevectors.nearest(vconn, str(root), q, k, cached=True)
+        b = codevectors.nearest(vconn, str(root), q, k)
+        assert [i for i, _ in a] == [i for i, _ in b]
+        assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
+        return a
+
+    assert same()[0][0] == ids[0]
+    v0 = sv.version(vconn)
+    (root / "m0.py").write_text("x = 1\n")  # m0's chunks (ids[0], ids[1]) cascade away
+    codeindex.build(vconn, str(root))
+    assert sv.version(vconn) > v0
+    assert ids[0] not in {i for i, _ in same()}
+    other = store.connect(tmp_path / "v.db")  # another connection (process) stores one
+    with store.atomic(other):
+        sv.put(other, str(root), [ids[5]], -q[None, :], use_vec=False)
+    other.close()
+    assert same(50)[-1] == (ids[5], pytest.approx(2.0))  # now the farthest
+    assert codevectors.nearest(store.connect(":memory:"), str(root), q, 5, cached=True) == []
+
+
 def test_a_model_changed_without_sqlite_vec_gets_a_new_vec0_table(tmp_path, vconn):
     root = str(project(tmp_path, n=2))
     codeindex.build(vconn, root)
