@@ -245,7 +245,7 @@ class Memory:
         if not project or not query.strip() or not codesearch.indexed(self.conn, project):
             return {}
         best: dict = {}
-        for sn in codesearch.search(self.conn, project, query, SNIPPET_DEPTH):
+        for sn in codesearch.search(self.conn, project, query, SNIPPET_DEPTH, embedder=None):
             if sn.path not in best:  # best first
                 what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
                 where = f"{sn.path}:{sn.start_line}-{sn.end_line}"

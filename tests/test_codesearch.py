@@ -214,8 +214,8 @@ def test_the_search_command_json_text_and_no_index(tmp_path):
     r = CliRunner().invoke(cli, ["--db", db, "search", "compute_total", "--cwd", str(root)])
     assert r.exit_code == 1 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "run `brainbox index" in r.stderr
-    assert CliRunner().invoke(cli, ["--db", db, "index", str(root), "--no-progress",
-                                    "--no-embed"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["--db", db, "index", str(root),
+                                    "--no-progress"]).exit_code == 0
     r = CliRunner().invoke(cli, ["search", "compute_total", "--db", db, "--cwd",
                                  str(root / "src"), "--json", "--limit", "2"],
                            catch_exceptions=False)

@@ -414,7 +414,7 @@ def test_the_commands_embed_search_and_say_keyword_only_in_one_line(tmp_path, mo
                                   "billing.py": "def compute_total(items):\n    return 1\n"})
     db = str(tmp_path / "b.db")
     monkeypatch.setenv("BRAINBOX_EMBED_MODEL", str(tmp_path / "missing.onnx"))
-    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json"])
+    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json", "--embed"])
     assert r.exit_code == 0, r.output
     assert r.stderr == ("brainbox index: no embeddings (embedding model "
                         f"{tmp_path / 'missing.onnx'} not found); the keyword index is built\n")
@@ -426,11 +426,16 @@ def test_the_commands_embed_search_and_say_keyword_only_in_one_line(tmp_path, mo
     assert s.stderr.count("\n") == 1 and "keyword only: no vectors" in s.stderr
     monkeypatch.setenv("BRAINBOX_EMBED_MODEL", str(tmp_path / "tiny.onnx"))
     embed._LOADED.clear()
-    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json", "--no-embed"])
+    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json"])  # opt-in
     assert json.loads(r.stdout)["vectors"] == 0 and r.stderr == ""
-    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json"])
+    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json", "--embed"])
     out = json.loads(r.stdout)
     assert (out["vectors"], out["embedded"]) == (1, 1) and out["embed_seconds"] >= 0
+    # a project with vectors keeps them current without --embed
+    (root / "billing.py").write_text("def compute_total(items):\n    return 2\n")
+    r = CliRunner().invoke(cli, ["--db", db, "index", str(root), "--json"])
+    out = json.loads(r.stdout)
+    assert (out["vectors"], out["embedded"]) == (1, 1)
     s = CliRunner().invoke(cli, ["--db", db, "search", "compute_total", "--cwd", str(root),
                                  "--json"])
     hit = json.loads(s.stdout)[0]
