@@ -179,4 +179,4 @@ def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
 
 def indexed(conn, root: str) -> bool:
     """Whether the project at `root` has a code index (`brainbox index` ran on it)."""
-    return _sql.totals(conn, os.path.abspath(root))["files"] > 0
+    return _sql.has_files(conn, os.path.abspath(root))

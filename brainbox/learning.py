@@ -19,7 +19,6 @@ import numpy as np
 
 from brainbox.kernels import policy as KP
 from brainbox.kernels.policy import CHANNELS, N_CHANNELS
-from brainbox.prior import new_credit
 from brainbox.recall import RRF_K, Index, rank
 
 OPEN_LIMIT = 0  # the opening ranks every candidate: a limited ranking ranks only the
@@ -43,25 +42,21 @@ def fold(state, events) -> int:
 
 def credit_rows(ranks: np.ndarray, names, rrf_k: float) -> np.ndarray:
     """Per candidate, what crediting it adds to each channel (float64[C, N_CHANNELS]):
-    ``kernels.policy.credit_file`` of its ranks (``ranks``: rows of channels ``names``)."""
+    ``kernels.policy.credit_file``'s rule over every candidate at once (``ranks``: rows of
+    channels ``names``), the same doubles as the kernel's (the replay tests compare)."""
     full = np.zeros((ranks.shape[1], N_CHANNELS), np.int64)
     for row, name in zip(ranks, names):
         full[:, CHANNELS.index(name)] = row
-    out = np.zeros((full.shape[0], N_CHANNELS), np.float64)
-    tmp = new_credit()
-    for j in range(full.shape[0]):
-        tmp[:] = 0.0
-        KP.credit_file(tmp, full[j], rrf_k)
-        out[j] = tmp[:N_CHANNELS]
-    return out
+    hit = (full > 0) & (full <= KP.CREDIT_DEPTH)
+    return np.where(hit, (rrf_k + 1.0) / (rrf_k + full), 0.0)
 
 
 def open_session(state, ev: dict) -> None:
     """Rank the session's opening prompt ``ev`` over ``state`` as it is (before ``ev`` is
     folded) and keep its credit rows with the session (``state.openings``)."""
-    index = state.__dict__.get("_learn_index")
+    index = state.learn_index
     if index is None:
-        index = state._learn_index = Index(state)
+        index = state.learn_index = Index(state)
     sid = state.session(ev["session"])
     state.opened.add(sid)
     project = ev.get("project")

@@ -94,12 +94,14 @@ FUSION = {"chosen": {**LAMBDA, "associative": 0.0, "recency": 0.0}, "fixed": LAM
 # 0.532 / 0.548 / 0.550 / 0.549; all files P1-edit 0.695 / 0.696 / 0.693 / 0.691: 10 to 100
 # within noise, 30 kept (fixed before that measurement; brainbox.prior).
 FUSION["learned"] = FUSION["fitted"] = FUSION["chosen"]
+DEFAULT_FUSION = "learned"
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
 RRF_K = 20.0
 TOP_K = 100
 MIN_SUPPORT = 4  # a tool context ranks by its n-gram counts once seen this often
 _NO_IDS = np.zeros(0, np.int64)
+_NO_CREDIT = np.zeros(len(CHANNELS) + 1)  # a project nothing credited yet (read only)
 _NO_SCORES = np.zeros(0, np.float64)
 
 
@@ -114,7 +116,7 @@ class Params:
     recurrence_from: int = 5
     max_query_terms: int = 0
     ablate: frozenset = frozenset()
-    fusion: str = "learned"
+    fusion: str = DEFAULT_FUSION
     prior: str | None = None  # "learned": the prior fitted without this repository
 
 
@@ -326,7 +328,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     path_ptr, path_terms = s.path_terms()
     in_sess = bool(KP.in_session(window, in_proj))  # the recency switch and the context
     credit = s.credit.get(project) if project is not None else None
-    lam, s_max = KP.weights(pl, in_sess, fusion_prior.new_credit() if credit is None else credit)
+    lam, s_max = KP.weights(pl, in_sess, _NO_CREDIT if credit is None else credit)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
     adj = s.adjacency()
     return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post, path_ptr,

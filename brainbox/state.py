@@ -141,6 +141,7 @@ class State(EdgeStore):
         self.openings: dict[int, list] = {}
         self.credit: dict[str, np.ndarray] = {}
         self.learn_params = None  # recall's Params for the opening rankings (None: default)
+        self.learn_index = None  # the recall Index those rankings use (made on first use)
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)

@@ -51,10 +51,10 @@ from brainbox.eval.replay import (
     prompt_event,
     task_start,
 )
-from brainbox.kernels.channels import N_CHANNELS
+from brainbox.kernels.policy import CREDIT_DEPTH, N_CHANNELS
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
-from brainbox.recall import MIN_SUPPORT, Params, plan
+from brainbox.recall import DEFAULT_FUSION, MIN_SUPPORT, Params, plan
 from brainbox.state import FILE, PROMPT, TOOL, TOOL_EVENT, State
 from brainbox.text import path_tokens, tokens
 
@@ -63,7 +63,7 @@ P1_PROBES = ("P1-edit", "P1-read")  # rows of the kernel's P1 output
 _WARM = False
 
 
-OPEN_ROWS = 8 * 20  # an opening's credit rows: at most 20 per channel (CREDIT_DEPTH)
+OPEN_ROWS = N_CHANNELS * CREDIT_DEPTH  # an opening's credit rows, at most
 
 
 class MultiProject(Exception):
@@ -155,7 +155,7 @@ def engine_arrays(s: State, linked: np.ndarray) -> KR.Engine:
 
 
 def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
-                       fusion: str = "learned", min_probability: float | None = None,
+                       fusion: str = DEFAULT_FUSION, min_probability: float | None = None,
                        prior: str | None = None, on_task=None, trace=None) -> dict:
     """As :func:`brainbox.eval.replay.replay_series` (same arguments and result)."""
     if trace is not None:
@@ -170,7 +170,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
     pl = plan(params)  # recall's policy, no snippet index
     state = State()
     state.learn = False  # the kernel ranks the openings and credits (brainbox.learning)
-    credits, opened, openings = {}, set(), []
+    credits, openings = {}, []
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
@@ -196,10 +196,10 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         p1_at = clock  # P1 is ranked in the kernel (replay_task's first call), as now
         pev = prompt_event(session, root, desc)
         pev["at"] = clock
-        first = state.sess_index.get(session, -1) not in opened  # the session's opening
+        first = state.sess_index.get(session, -1) not in state.opened  # its opening
         state.fold([pev])  # changes no ranking input (no touches, resources or terms)
         open_sess = state.sess_index[session] if first else -1
-        opened.add(state.sess_index[session])
+        state.opened.add(state.sess_index[session])
         clock += 1.0
         t_p1 += perf() - t
 

@@ -48,6 +48,7 @@ from brainbox.eval.probes import Registry, count_probe, new_task_record
 from brainbox.events import EventError, normalize
 from brainbox.kernels.scoring import reciprocal_rank
 from brainbox.recall import (
+    DEFAULT_FUSION,
     Index,
     Params,
     predict_tools,
@@ -162,7 +163,7 @@ def task_start(task, events: list[dict], files: Registry, tools: Registry, n_met
 
 
 def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
-                  fusion: str = "learned", min_probability: float | None = None,
+                  fusion: str = DEFAULT_FUSION, min_probability: float | None = None,
                   prior: str | None = None, trace=None, on_task=None) -> dict:
     """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
 

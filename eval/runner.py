@@ -172,7 +172,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
             ablate = sorted(set(settings["ablate"]) | ({channel} if channel else set()))
             out = _replay(make, compiled, {"series": series, "seed": settings["seed"],
                                            "ablate": ablate, "t0": T0, "on_task": on_task,
-                                           "fusion": settings.get("fusion", "learned"),
+                                           "fusion": settings["fusion"],
                                            "min_probability": settings.get("min_probability"),
                                            "prior": payload["repo"]})
             runs[view][key] = out["tasks"]
@@ -348,7 +348,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
         progress: bool = True, engine: str = "compiled", files: str = "both",
-        ablations: bool = False, fusion: str = "learned", min_probability: float | None = None,
+        ablations: bool = False, fusion: str | None = None, min_probability: float | None = None,
         calibration_rows: bool = False, log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
 
@@ -356,13 +356,15 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     the top-level ``cohorts`` and ``tasks`` are the headline view's (``repo`` unless only
     ``all`` is asked for), ``views`` holds every view's cohorts. ``ablations``: also replay
     each channel removed (:func:`ablation_channels`) and report ``ablations``. ``fusion``:
-    recall's channel weights (``brainbox.recall.FUSION``); ``min_probability``: recall's
+    recall's channel weights (``brainbox.recall.FUSION``; None: its default);
+    ``min_probability``: recall's
     relevance floor (None: recall's own; ``brainbox fit`` replays with 0). ``calibration``
     holds, per view, the leave-one-repository-out reliability of the engine's confidence
     (:mod:`brainbox.eval.calibration`), and with ``calibration_rows`` every prediction
     (``rows``: repository -> ``calibration.merge`` lists)."""
-    from brainbox.recall import CHANNELS, FUSION
+    from brainbox.recall import CHANNELS, DEFAULT_FUSION, FUSION
 
+    fusion = fusion or DEFAULT_FUSION
     log = log or (lambda msg: print(msg, file=sys.stderr))
     bad = sorted(set(ablate) - set(CHANNELS))
     if bad:
@@ -530,8 +532,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     }
 
 
-def ablation_channels(channels, ablate=(), fusion: str = "learned") -> tuple[list[str],
-                                                                           dict[str, str]]:
+def ablation_channels(channels, ablate, fusion: str) -> tuple[list[str], dict[str, str]]:
     """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
     those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
     that channel never ranks there), the channels ``--ablate`` already removed from the
