@@ -223,8 +223,11 @@ class Memory:
                params: Params | None = None, code: bool = True) -> list[Result]:
         """Recall's ranking of the project's files for `query`. `code`: when the project
         has a code index (`brainbox index`), its best snippets rank files in the snippet
-        channel (each file by its best snippet, keyword search, SNIPPET_DEPTH deep) and
-        each result names its best snippet."""
+        channel (each file by its best snippet, keyword search, SNIPPET_DEPTH deep), a
+        file of the index memory never saw is a candidate too (`recall.code_ranking`), and
+        each result names its best snippet. The relevance floor holds for all: a file the
+        snippet channel alone ranks first is below it at a prompt (the calibration has
+        seen no snippet channel yet), so those show with `min_probability` 0 only."""
         self.sync()
         project = self._project(project, cwd)
         best = self._snippets(query or "", project) if code else {}

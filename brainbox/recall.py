@@ -103,6 +103,7 @@ MIN_SUPPORT = 4  # a tool context ranks by its n-gram counts once seen this ofte
 _NO_IDS = np.zeros(0, np.int64)
 _NO_CREDIT = np.zeros(len(CHANNELS) + 1)  # a project nothing credited yet (read only)
 _NO_SCORES = np.zeros(0, np.float64)
+_SNIP = CHANNELS.index("snippet")
 
 
 @dataclass
@@ -359,8 +360,11 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     Keywords as `rank_args`. The policy is decided there; the numbers are one compiled call,
     `brainbox.kernels.rank_files`."""
     args = rank_args(index, query, **kw)
-    if args is None:
-        return None
+    return None if args is None else _ranked(args)
+
+
+def _ranked(args: RankArgs) -> Ranking | None:
+    """The kernel's ranking of `args` (`rank`)."""
     status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
     if not status or not present.any():
         return None
@@ -390,26 +394,107 @@ def rank_ids(index: Index, query: str, *, limit: int = 10, **kw) -> np.ndarray:
 def recall(index: Index, query: str, *, project: str | None = None, session: str | None = None,
            limit: int = 10, now: float | None = None, params: Params | None = None,
            snippets: dict | None = None) -> list[Result]:
-    """Ranked files for `query` with their evidence; empty when nothing is relevant."""
+    """Ranked files for `query` with their evidence; empty when nothing is relevant.
+
+    `snippets`: the code index's files for `query`, {path: score} best first (the snippet
+    channel). Its rank of a file is the file's place among all of them, and a file of the
+    index memory has never seen is a candidate too, ranked by that channel alone (its
+    fused score lam_snippet / (k + rank)): the index reaches files no agent opened yet
+    (`code_ranking`)."""
+    s = index.state
+    if snippets:
+        return _with_code(index, query, project=project, session=session, limit=limit,
+                          now=now, params=params, snippets=snippets)
     r = rank(index, query, project=project, session=session, now=now, params=params,
-             snippets=snippets, limit=limit)
+             limit=limit)
     if r is None:
         return []
-    s = index.state
-    out = []
     top = r.order[:limit]
     probs = confidence.probability(np.minimum(r.conf[top], 1.0), r.context).tolist()
-    for i, prob in zip(top.tolist(), probs):
-        rid = int(r.cand[i])
+    return [_result(s, r, i, prob) for i, prob in zip(top.tolist(), probs)]
+
+
+def _result(s: State, r: Ranking, i: int, prob: float, score: float | None = None,
+            conf: float | None = None, chans: dict | None = None) -> Result:
+    """The Result of candidate position `i` of ranking `r`."""
+    rid = int(r.cand[i])
+    if chans is None:
         chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names) if r.ranks[ci, i] > 0}
-        via = via_edge = None
-        if r.parent is not None and r.parent[rid] >= 0:
-            src = int(r.parent[rid])
-            weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
-            via_edge = (s.res_key[src], s.res_key[rid], weight)
-            via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
-        out.append(Result(s.res_key[rid], float(prob), float(r.scores[i]), chans, via,
-                          via_edge, float(r.conf[i])))
+    via = via_edge = None
+    if r.parent is not None and r.parent[rid] >= 0:
+        src = int(r.parent[rid])
+        weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
+        via_edge = (s.res_key[src], s.res_key[rid], weight)
+        via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
+    return Result(s.res_key[rid], float(prob), float(r.scores[i] if score is None else score),
+                  chans, via, via_edge, float(r.conf[i] if conf is None else conf))
+
+
+def code_ranking(index: Index, query: str, snippets: dict, *, project: str | None = None,
+                 limit: int = 10, **kw) -> tuple[list, str, Ranking | None]:
+    """Recall's ranking over memory's files and the code index's files together:
+    ``([(score, confidence, path, position in the memory ranking or -1, snippet rank)],
+    context, memory ranking)``, best first, the floor applied, at most `limit` (0: all).
+
+    The kernel ranks the snippet channel among the files memory knows; here each such
+    file's snippet term lam / (k + r_known) is replaced by lam / (k + r), r its place
+    among all of `snippets`, and each file memory does not know enters with lam / (k + r)
+    alone. The kernel is asked for `limit` + (known files with a snippet) results, which
+    is exact: the correction only lowers those files' scores."""
+    pl = plan(kw.get("params"), snippets=True)
+    places = {p: j + 1 for j, p in enumerate(snippets)}
+    s = index.state
+    known = {p for p in snippets if (FILE, project, p) in s.res_index}
+    want = 0 if limit <= 0 else limit + len(known)
+    args = rank_args(index, query, project=project, snippets=snippets, limit=want, **kw)
+    r = None if args is None else _ranked(args)
+    if args is None:  # memory knows no file of the project: the index alone
+        lam, s_max = KP.weights(pl, False, _NO_CREDIT)
+        lam_s, k, floor, ctx = float(lam[_SNIP]), float(pl.rrf_k), float(pl.min_conf), "prompt"
+    else:
+        lam_s, k, floor = float(args.lam[_SNIP]), float(args.rrf_k), float(args.min_conf)
+        s_max = args.s_max
+        ctx = "session" if KP.in_session(args.window, args.in_proj) else "prompt"
+    s_max = float(s_max) or 1.0
+    rows, seen = [], set()
+    if r is not None:
+        si = r.names.index("snippet") if "snippet" in r.names else -1
+        for i in r.order.tolist():
+            path = s.res_key[int(r.cand[i])]
+            seen.add(path)
+            sc = float(r.scores[i])
+            if si >= 0 and r.ranks[si, i] > 0:
+                sc += lam_s * (1.0 / (k + places[path]) - 1.0 / (k + r.ranks[si, i]))
+            rows.append((sc, sc / s_max, path, i, places.get(path, 0)))
+    if lam_s > 0:
+        for path, j in places.items():
+            if path not in seen and path not in known:
+                sc = lam_s / (k + j)
+                rows.append((sc, sc / s_max, path, -1, j))
+    rows = [row for row in rows if row[1] >= floor]
+    rows.sort(key=lambda row: (-row[0], row[2]))
+    return (rows[:limit] if limit > 0 else rows), ctx, r
+
+
+def _with_code(index: Index, query: str, *, project, limit: int, snippets: dict,
+               **kw) -> list[Result]:
+    rows, ctx, r = code_ranking(index, query, snippets, project=project, limit=limit, **kw)
+    if not rows:
+        return []
+    s = index.state
+    probs = confidence.probability(np.minimum([row[1] for row in rows], 1.0), ctx).tolist()
+    out = []
+    for (sc, conf, path, i, place), prob in zip(rows, probs):
+        if i >= 0:
+            chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names)
+                     if r.ranks[ci, i] > 0 and c != "snippet"}
+            if place:
+                chans["snippet"] = place
+            out.append(_result(s, r, i, prob, sc, conf, dict(
+                sorted(chans.items(), key=lambda kv: CHANNELS.index(kv[0])))))
+        else:
+            out.append(Result(path, float(prob), float(sc), {"snippet": place}, None, None,
+                              float(conf)))
     return out
 
 

@@ -308,18 +308,24 @@ def test_remembered_normalisation_equals_a_fresh_one(texts):
     assert E._redact.cache_info().currsize == kept
 
 
+def _git_project(tmp_path, sources: dict):
+    """A git project with `sources` under src/, and a fresh memory."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    for name, text in sources.items():
+        (root / "src" / name).write_text(text)
+    return root, Memory.open(tmp_path / "m.db")
+
+
 def test_recall_ranks_by_the_code_index_and_names_each_files_best_snippet(tmp_path):
     """The snippet channel (issue 16): with a code index, a file whose code matches the
     query is ranked by its best snippet and names it; without one, recall is as before."""
     from brainbox import codeindex
 
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "src" / "billing.py").write_text(
-        "def compute_invoice_total(lines):\n    return sum(l.amount for l in lines)\n")
-    (root / "src" / "util.py").write_text("def helper():\n    return 1\n")
-    mem = Memory.open(tmp_path / "m.db")
+    root, mem = _git_project(tmp_path, {
+        "billing.py": "def compute_invoice_total(lines):\n    return sum(l.amount for l in lines)\n",
+        "util.py": "def helper():\n    return 1\n"})
     t = 1_000_000.0
     for s in range(4):  # both files are known to memory; neither name matches the query
         for f in ("src/util.py", "src/billing.py"):
@@ -345,3 +351,33 @@ def test_recall_ranks_by_the_code_index_and_names_each_files_best_snippet(tmp_pa
         "compute_invoice_total"
     with pytest.raises(BrainboxError, match="no code index"):
         mem.search("x", project=str(tmp_path / "elsewhere"))
+
+
+def test_recall_offers_a_file_of_the_code_index_memory_never_saw(tmp_path):
+    """Issue 16: the index reaches files no agent opened yet. A file memory never saw is a
+    candidate, ranked by the snippet channel alone (lam / (k + rank)); a known file's
+    snippet rank is its place among all the index's files, not among the known ones."""
+    from brainbox import codeindex
+    from brainbox.recall import FUSION, RRF_K
+
+    root, mem = _git_project(tmp_path, {
+        "ledger.py": "def invoice_total_ledger(invoice, total):\n    return invoice + total\n",
+        "billing.py": "def invoice(x):\n    return x\n", "util.py": "def helper():\n    return 1\n"})
+    for s, f in enumerate(("src/util.py", "src/billing.py")):
+        mem.record({"session": f"s{s}", "cwd": str(root), "project": str(root),
+                    "tool": "Read", "files": [f], "at": 1_000_000.0 + s})
+    query = "invoice total"
+    assert all(r.path != "src/ledger.py" for r in mem.recall(query, project=str(root)))
+    codeindex.build(mem.conn, str(root))
+    # the relevance floor holds for it too: one channel's first place alone (ratio 0.37)
+    # is below the calibrated floor at a prompt, so by default it is not offered
+    assert all(r.path != "src/ledger.py" for r in mem.recall(query, project=str(root)))
+    out = mem.recall(query, project=str(root), params=Params(min_probability=0.0))
+    got = {r.path: r for r in out}
+    new = got["src/ledger.py"]
+    assert new.channels == {"snippet": 1} and new.via is None
+    assert new.snippet == "src/ledger.py:1-2 function invoice_total_ledger"
+    assert new.score == pytest.approx(FUSION["learned"]["snippet"] / (RRF_K + 1))
+    assert got["src/billing.py"].channels["snippet"] == 2  # second among all, first known
+    assert "src/ledger.py" not in {r.path for r in mem.recall(
+        query, project=str(root), code=False, params=Params(min_probability=0.0))}
