@@ -1,0 +1,149 @@
+"""Whole-repository file localization on claude-code-swebench-lite (issue 16, Deliver 5,
+a first measurement ahead of `brainbox replay --repos`).
+
+For each repository with a snapshot in ``../shared/data/repos`` (every task of this source
+is at or after its snapshot: the README's no-foresight rule), the snapshot is extracted and
+indexed (keyword index, `brainbox.codeindex.build`) into a fresh SQLite file. Tasks replay
+in PR order on a fresh memory (`brainbox.learning.fold`, as the Python replay does). Before
+each task's events are folded, with its description as the query, three rankings of the
+snapshot's files:
+
+- ``brainbox``: recall with the code index (`brainbox.recall.code_ranking`, floor off, so
+  a file memory never saw can rank);
+- ``memory``: recall without it (the files memory has seen);
+- ``index``: the snippet channel alone (each file by its best chunk, BM25 over chunks).
+
+Gold: the files of the task's gold patch (the ``patch`` of the SWE-bench rows) that exist
+in the snapshot. Prints Acc@1, Acc@5, MRR@10 and Recall@10 per method with paired bootstrap
+intervals of brainbox minus each other method.
+
+    python benchmarks/measure_localization.py [--depth 50] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+SOURCE = SHARED / "trajectories" / "claude-code-swebench-lite"
+REPOS = SHARED / "repos"
+METHODS = ("brainbox", "memory", "index")
+METRICS = ("Acc@1", "Acc@5", "MRR@10", "Recall@10")
+
+
+def gold_patches() -> dict:
+    out = {}
+    for line in (SOURCE / "swe-bench-lite.dev-repos.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        out[row["instance_id"]] = set(re.findall(r"^diff --git a/(\S+) b/", row["patch"],
+                                                  re.MULTILINE))
+    return out
+
+
+def metrics(ranking: list, gold: set) -> list[float]:
+    top = ranking[:10]
+    first = next((i for i, p in enumerate(top) if p in gold), -1)
+    return [float(bool(top[:1]) and top[0] in gold), float(any(p in gold for p in top[:5])),
+            0.0 if first < 0 else 1.0 / (first + 1), len(gold & set(top)) / len(gold)]
+
+
+def main(argv=None) -> int:
+    from brainbox import codeindex, codesearch, learning
+    from brainbox.eval.replay import normalized, prompt_event
+    from brainbox.eval.sources import load_source
+    from brainbox.recall import Index, Params, code_ranking, rank
+    from brainbox.state import State
+    from brainbox.store import connect
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--depth", type=int, default=50, help="chunks the snippet channel reads")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--seed", type=int, default=42)
+    a = ap.parse_args(argv)
+    if not SOURCE.exists() or not REPOS.exists():
+        print("measure_localization: ../shared/data is absent", file=sys.stderr)
+        return 2
+    golds = gold_patches()
+    snaps = {p.name.replace("__", "/"): next(p.glob("*.tar.gz")) for p in REPOS.iterdir()
+             if p.is_dir()}
+    tasks, _ = load_source(SOURCE)
+    params = Params(min_probability=0.0)
+    rows, eligible, total = [], 0, 0
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for repo in sorted({t.repo for t in tasks}):
+            series = sorted((t for t in tasks if t.repo == repo), key=lambda t: t.order)
+            snap = Path(tmp) / repo.replace("/", "__")
+            with tarfile.open(snaps[repo]) as tf:
+                tf.extractall(snap, filter="data")
+            conn = connect(Path(tmp) / (snap.name + ".db"))
+            codeindex.build(conn, str(snap))
+            files = {str(p.relative_to(snap)) for p in snap.rglob("*") if p.is_file()}
+            state = State()
+            index = Index(state)
+            clock = 1_700_000_000.0
+            for task in series:
+                events, _ = normalized(task)
+                root = events[0]["project"] if events else "/testbed"
+                session = events[0]["session"] if events else task.id
+                gold = golds.get(task.id, set()) & files
+                total += 1
+                if gold:
+                    eligible += 1
+                    q = task.description or ""
+                    best: dict = {}
+                    for sn in codesearch.search(conn, str(snap), q, a.depth, embedder=None):
+                        best.setdefault(sn.path, float(sn.score))
+                    r = rank(index, q, project=root, limit=10, now=clock, params=params)
+                    mem = [] if r is None else [state.res_key[c] for c in r.cand[r.order[:10]]]
+                    both = [row[2] for row in code_ranking(
+                        index, q, best, project=root, limit=10, now=clock, params=params)[0]]
+                    rows.append([metrics(x, gold) for x in (both, mem, list(best))])
+                pev = prompt_event(session, root, task.description or "")
+                pev["at"] = clock
+                learning.fold(state, [pev])
+                for ev in events:
+                    clock += 1.0
+                    ev["at"] = clock
+                    learning.fold(state, [ev])
+                clock += 2.0
+            conn.close()
+    arr = np.asarray(rows)  # tasks x methods x metrics
+    rng = np.random.default_rng(a.seed)
+    idx = rng.integers(0, len(arr), size=(1000, len(arr)))
+    out = {"tasks": total, "scored": len(arr), "seconds": round(time.perf_counter() - t0, 1),
+           "depth": a.depth, "mean": {}, "diff": {}}
+    for mi, m in enumerate(METHODS):
+        out["mean"][m] = {k: round(float(arr[:, mi, j].mean()), 3) for j, k in enumerate(METRICS)}
+    for mi, m in enumerate(METHODS[1:], start=1):
+        d = arr[:, 0, :] - arr[:, mi, :]
+        boot = d[idx].mean(axis=1)
+        out["diff"][m] = {k: [round(float(d[:, j].mean()), 3),
+                              [round(float(x), 3) for x in np.percentile(boot[:, j], [2.5, 97.5])]]
+                          for j, k in enumerate(METRICS)}
+    if a.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"{out['scored']} of {total} tasks have a gold-patch file in the snapshot "
+          f"({out['seconds']} s, snippet depth {a.depth})")
+    print("method    " + "  ".join(f"{k:>9}" for k in METRICS))
+    for m in METHODS:
+        print(f"{m:<9} " + "  ".join(f"{out['mean'][m][k]:>9.3f}" for k in METRICS))
+    for m, d in out["diff"].items():
+        print(f"brainbox - {m}: " + "; ".join(
+            f"{k} {v:+.3f} [{lo:+.3f}, {hi:+.3f}]" for k, (v, (lo, hi)) in d.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
