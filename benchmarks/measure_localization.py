@@ -11,13 +11,16 @@ snapshot's files:
 - ``brainbox``: recall with the code index (`brainbox.recall.code_ranking`, floor off, so
   a file memory never saw can rank);
 - ``memory``: recall without it (the files memory has seen);
-- ``index``: the snippet channel alone (each file by its best chunk, BM25 over chunks).
+- ``index``: the snippet channel alone (each file by its best chunk, BM25 over chunks);
+- ``bm25-files``: the history-free baseline of the issue, BM25 over whole files (path and
+  content terms, `brainbox.text`; `brainbox.eval.baselines.Bm25`) for every distinct
+  term of the description.
 
 Gold: the files of the task's gold patch (the ``patch`` of the SWE-bench rows) that exist
 in the snapshot. Prints Acc@1, Acc@5, MRR@10 and Recall@10 per method with paired bootstrap
 intervals of brainbox minus each other method.
 
-    python benchmarks/measure_localization.py [--depth 50] [--json]
+    python benchmarks/measure_localization.py [--depth 50] [--snippet-weight W] [--json]
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 SOURCE = SHARED / "trajectories" / "claude-code-swebench-lite"
 REPOS = SHARED / "repos"
-METHODS = ("brainbox", "memory", "index")
+METHODS = ("brainbox", "memory", "index", "bm25-files")
 METRICS = ("Acc@1", "Acc@5", "MRR@10", "Recall@10")
 
 
@@ -59,20 +62,28 @@ def metrics(ranking: list, gold: set) -> list[float]:
 
 def main(argv=None) -> int:
     from brainbox import codeindex, codesearch, learning
+    from brainbox.eval.baselines import Bm25
     from brainbox.eval.replay import normalized, prompt_event
     from brainbox.eval.sources import load_source
     from brainbox.recall import Index, Params, code_ranking, rank
     from brainbox.state import State
     from brainbox.store import connect
+    from brainbox.text import path_tokens, tokens
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--depth", type=int, default=50, help="chunks the snippet channel reads")
+    ap.add_argument("--snippet-weight", type=float, default=None,
+                    help="the snippet channel's fusion weight (default: recall's)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--seed", type=int, default=42)
     a = ap.parse_args(argv)
     if not SOURCE.exists() or not REPOS.exists():
         print("measure_localization: ../shared/data is absent", file=sys.stderr)
         return 2
+    if a.snippet_weight is not None:  # a sensitivity run: this process's fusion weights
+        from brainbox import recall
+
+        recall.FUSION["chosen"]["snippet"] = a.snippet_weight
     golds = gold_patches()
     snaps = {p.name.replace("__", "/"): next(p.glob("*.tar.gz")) for p in REPOS.iterdir()
              if p.is_dir()}
@@ -89,6 +100,11 @@ def main(argv=None) -> int:
             conn = connect(Path(tmp) / (snap.name + ".db"))
             codeindex.build(conn, str(snap))
             files = {str(p.relative_to(snap)) for p in snap.rglob("*") if p.is_file()}
+            names = sorted(files)
+            bm25 = Bm25()
+            for d, name in enumerate(names):
+                text = (snap / name).read_text("utf-8", "replace")
+                bm25.add(d, path_tokens(name) + tokens(text, limit=len(text)))
             state = State()
             index = Index(state)
             clock = 1_700_000_000.0
@@ -108,7 +124,9 @@ def main(argv=None) -> int:
                     mem = [] if r is None else [state.res_key[c] for c in r.cand[r.order[:10]]]
                     both = [row[2] for row in code_ranking(
                         index, q, best, project=root, limit=10, now=clock, params=params)[0]]
-                    rows.append([metrics(x, gold) for x in (both, mem, list(best))])
+                    bm25.set_query(list(dict.fromkeys(tokens(q))), len(names))
+                    flat = [names[d] for d in bm25.top(10, len(names))]
+                    rows.append([metrics(x, gold) for x in (both, mem, list(best), flat)])
                 pev = prompt_event(session, root, task.description or "")
                 pev["at"] = clock
                 learning.fold(state, [pev])
