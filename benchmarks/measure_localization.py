@@ -42,6 +42,7 @@ SOURCE = SHARED / "trajectories" / "claude-code-swebench-lite"
 REPOS = SHARED / "repos"
 METHODS = ("brainbox", "memory", "index", "bm25-files")
 METRICS = ("Acc@1", "Acc@5", "MRR@10", "Recall@10")
+GRID = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0)  # snippet weights --loro chooses from
 
 
 def gold_patches() -> dict:
@@ -74,16 +75,22 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=50, help="chunks the snippet channel reads")
     ap.add_argument("--snippet-weight", type=float, default=None,
                     help="the snippet channel's fusion weight (default: recall's)")
+    ap.add_argument("--loro", action="store_true",
+                    help="also brainbox with the snippet weight chosen leave-one-repository-"
+                         "out from GRID (by MRR@10 on the other repositories' tasks)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--seed", type=int, default=42)
     a = ap.parse_args(argv)
     if not SOURCE.exists() or not REPOS.exists():
         print("measure_localization: ../shared/data is absent", file=sys.stderr)
         return 2
-    if a.snippet_weight is not None:  # a sensitivity run: this process's fusion weights
-        from brainbox import recall
+    from brainbox import recall
 
+    if a.snippet_weight is not None:  # a sensitivity run: this process's fusion weights
         recall.FUSION["chosen"]["snippet"] = a.snippet_weight
+    default_w = recall.FUSION["chosen"]["snippet"]
+    grid = GRID if a.loro else ()
+    repos, per_w = [], []
     golds = gold_patches()
     snaps = {p.name.replace("__", "/"): next(p.glob("*.tar.gz")) for p in REPOS.iterdir()
              if p.is_dir()}
@@ -122,8 +129,17 @@ def main(argv=None) -> int:
                         best.setdefault(sn.path, float(sn.score))
                     r = rank(index, q, project=root, limit=10, now=clock, params=params)
                     mem = [] if r is None else [state.res_key[c] for c in r.cand[r.order[:10]]]
+                    by_w = []
+                    for w in grid:
+                        recall.FUSION["chosen"]["snippet"] = w
+                        by_w.append(metrics([row[2] for row in code_ranking(
+                            index, q, best, project=root, limit=10, now=clock,
+                            params=params)[0]], gold))
+                    recall.FUSION["chosen"]["snippet"] = default_w
                     both = [row[2] for row in code_ranking(
                         index, q, best, project=root, limit=10, now=clock, params=params)[0]]
+                    repos.append(repo)
+                    per_w.append(by_w)
                     bm25.set_query(list(dict.fromkeys(tokens(q))), len(names))
                     flat = [names[d] for d in bm25.top(10, len(names))]
                     rows.append([metrics(x, gold) for x in (both, mem, list(best), flat)])
@@ -137,13 +153,26 @@ def main(argv=None) -> int:
                 clock += 2.0
             conn.close()
     arr = np.asarray(rows)  # tasks x methods x metrics
+    methods = METHODS
+    chosen = {}
+    if grid:  # brainbox-loro: each repository's tasks at the weight best on the others
+        pw, rp = np.asarray(per_w), np.asarray(repos)  # tasks x weights x metrics
+        loro = np.empty_like(arr[:, 0, :])
+        for repo in sorted(set(repos)):
+            mine = rp == repo
+            j = int(np.argmax(pw[~mine, :, 2].mean(axis=0)))
+            chosen[repo] = GRID[j]
+            loro[mine] = pw[mine, j, :]
+        arr = np.concatenate([loro[:, None, :], arr], axis=1)
+        methods = ("brainbox-loro",) + METHODS
     rng = np.random.default_rng(a.seed)
     idx = rng.integers(0, len(arr), size=(1000, len(arr)))
     out = {"tasks": total, "scored": len(arr), "seconds": round(time.perf_counter() - t0, 1),
-           "depth": a.depth, "mean": {}, "diff": {}}
-    for mi, m in enumerate(METHODS):
+           "depth": a.depth, "snippet_weight": default_w, "loro_weights": chosen,
+           "mean": {}, "diff": {}}
+    for mi, m in enumerate(methods):
         out["mean"][m] = {k: round(float(arr[:, mi, j].mean()), 3) for j, k in enumerate(METRICS)}
-    for mi, m in enumerate(METHODS[1:], start=1):
+    for mi, m in enumerate(methods[1:], start=1):
         d = arr[:, 0, :] - arr[:, mi, :]
         boot = d[idx].mean(axis=1)
         out["diff"][m] = {k: [round(float(d[:, j].mean()), 3),
@@ -155,10 +184,12 @@ def main(argv=None) -> int:
     print(f"{out['scored']} of {total} tasks have a gold-patch file in the snapshot "
           f"({out['seconds']} s, snippet depth {a.depth})")
     print("method    " + "  ".join(f"{k:>9}" for k in METRICS))
-    for m in METHODS:
+    for m in methods:
         print(f"{m:<9} " + "  ".join(f"{out['mean'][m][k]:>9.3f}" for k in METRICS))
+    if chosen:
+        print("LORO snippet weights: " + ", ".join(f"{r} {w:g}" for r, w in chosen.items()))
     for m, d in out["diff"].items():
-        print(f"brainbox - {m}: " + "; ".join(
+        print(f"{methods[0]} - {m}: " + "; ".join(
             f"{k} {v:+.3f} [{lo:+.3f}, {hi:+.3f}]" for k, (v, (lo, hi)) in d.items()))
     return 0
 

@@ -225,9 +225,9 @@ class Memory:
         has a code index (`brainbox index`), its best snippets rank files in the snippet
         channel (each file by its best snippet, keyword search, SNIPPET_DEPTH deep), a
         file of the index memory never saw is a candidate too (`recall.code_ranking`), and
-        each result names its best snippet. The relevance floor holds for all: a file the
-        snippet channel alone ranks first is below it at a prompt (the calibration has
-        seen no snippet channel yet), so those show with `min_probability` 0 only."""
+        each result names its best snippet. The relevance floor holds for all (at a
+        prompt the snippet channel weighs `recall.SNIPPET_PROMPT`, so its first place
+        alone is above it)."""
         self.sync()
         project = self._project(project, cwd)
         best = self._snippets(query or "", project) if code else {}

@@ -95,6 +95,16 @@ FUSION = {"chosen": {**LAMBDA, "associative": 0.0, "recency": 0.0}, "fixed": LAM
 # within noise, 30 kept (fixed before that measurement; brainbox.prior).
 FUSION["learned"] = FUSION["fitted"] = FUSION["chosen"]
 DEFAULT_FUSION = "learned"
+# The snippet channel's weight at a prompt (every fusion but "fixed"; in a session it keeps
+# 4). Chosen leave-one-repository-out on whole-repository localization
+# (benchmarks/measure_localization.py --loro: claude-code-swebench-lite, 143 tasks, gold
+# patch files, weights 4/8/16/32/64/128 by MRR@10 on the other repositories): 64 in nine
+# folds, 32 in sympy's (the plateau starts at 16). MRR@10 at 4 / 8 / 16 / 32: 0.251 /
+# 0.371 / 0.418 / 0.422 (the index alone 0.406, BM25 over whole files 0.397); the LORO
+# choice 0.419, +0.022 [-0.036, +0.084] over BM25 over files. At 4, memory's channels
+# (files earlier tasks touched) outweighed the code that matches the description.
+# Unmeasured in a session: the dev replay has no code index.
+SNIPPET_PROMPT = 32.0
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
 RRF_K = 20.0
@@ -157,6 +167,8 @@ def plan(params: Params | None = None, *, snippets: bool = False) -> Plan:
         lam_prompt = lam if p.fusion == "learned" else \
             {c: fitted[c] if pi[c] > 0 else lam[c] for c in CHANNELS}
         strength = fusion_prior.GAIN_STRENGTH
+    if p.fusion != "fixed":  # the snippet channel's prompt weight (SNIPPET_PROMPT)
+        lam_prompt = {**lam_prompt, "snippet": SNIPPET_PROMPT}
     # a channel of weight 0 (in every context) is not computed: its ranks change nothing
     use = np.asarray([c not in p.ablate and (c != "snippet" or snippets)
                       and (lam[c] > 0 or lam_prompt[c] > 0
