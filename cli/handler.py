@@ -89,10 +89,14 @@ def record(events: list[dict], guard) -> int | None:
             spool.drain_spool(conn, guard.lock, until=guard.deadline - 0.05)
         return last
     except Exception as exc:  # noqa: BLE001 - locked, corrupt, newer schema, disk full
-        kept = guard.spool_uncommitted()
-        kept = "event spooled" if kept == "spooled" else kept
-        log_failure(*guard.who, f"{kept}: {type(exc).__name__}: {exc}", exc)
-        guard.reported = True
+        # under the lock, so a watchdog whose deadline comes meanwhile waits (up to
+        # WATCHDOG_LOCK_WAIT) and says "as logged before": one loss, one "event lost" line
+        # (CI under load logged this event twice when the deadline fell in log_failure)
+        with guard.lock:
+            kept = guard.spool_uncommitted()
+            kept = "event spooled" if kept == "spooled" else kept
+            log_failure(*guard.who, f"{kept}: {type(exc).__name__}: {exc}", exc)
+            guard.reported = True
         return None
     finally:
         if own and conn is not None:
