@@ -16,11 +16,13 @@ snapshot's files:
   content terms, `brainbox.text`; `brainbox.eval.baselines.Bm25`) for every distinct
   term of the description.
 
-Gold: the files of the task's gold patch (the ``patch`` of the SWE-bench rows) that exist
+Gold (``--gold``): the files of the task's gold patch (the ``patch`` of the SWE-bench
+rows), or the files the agent edited (not created); either only where they exist
 in the snapshot. Prints Acc@1, Acc@5, MRR@10 and Recall@10 per method with paired bootstrap
 intervals of brainbox minus each other method.
 
-    python benchmarks/measure_localization.py [--depth 50] [--snippet-weight W] [--json]
+    python benchmarks/measure_localization.py [--depth 50] [--snippet-weight W] [--loro]
+        [--gold patch|edit] [--json]
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ def main(argv=None) -> int:
                          "out from GRID (by MRR@10 on the other repositories' tasks)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--gold", choices=("patch", "edit"), default="patch",
+                    help="patch: the gold patch's files; edit: the files the agent edited")
     a = ap.parse_args(argv)
     if not SOURCE.exists() or not REPOS.exists():
         print("measure_localization: ../shared/data is absent", file=sys.stderr)
@@ -119,7 +123,8 @@ def main(argv=None) -> int:
                 events, _ = normalized(task)
                 root = events[0]["project"] if events else "/testbed"
                 session = events[0]["session"] if events else task.id
-                gold = golds.get(task.id, set()) & files
+                gold = (golds.get(task.id, set()) if a.gold == "patch" else
+                        set(task.gold_edit) - set(task.created)) & files
                 total += 1
                 if gold:
                     eligible += 1
@@ -181,7 +186,8 @@ def main(argv=None) -> int:
     if a.json:
         print(json.dumps(out, indent=1))
         return 0
-    print(f"{out['scored']} of {total} tasks have a gold-patch file in the snapshot "
+    what = "a gold-patch file" if a.gold == "patch" else "a file the agent edited"
+    print(f"{out['scored']} of {total} tasks have {what} in the snapshot "
           f"({out['seconds']} s, snippet depth {a.depth})")
     print("method    " + "  ".join(f"{k:>9}" for k in METRICS))
     for m in methods:
