@@ -413,7 +413,6 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
     index memory has never seen is a candidate too, ranked by that channel alone (its
     fused score lam_snippet / (k + rank)): the index reaches files no agent opened yet
     (`code_ranking`)."""
-    s = index.state
     if snippets:
         return _with_code(index, query, project=project, session=session, limit=limit,
                           now=now, params=params, snippets=snippets)
@@ -423,15 +422,14 @@ def recall(index: Index, query: str, *, project: str | None = None, session: str
         return []
     top = r.order[:limit]
     probs = confidence.probability(np.minimum(r.conf[top], 1.0), r.context).tolist()
-    return [_result(s, r, i, prob) for i, prob in zip(top.tolist(), probs)]
+    return [_result(index.state, r, i, prob) for i, prob in zip(top.tolist(), probs)]
 
 
 def _result(s: State, r: Ranking, i: int, prob: float, score: float | None = None,
-            conf: float | None = None, chans: dict | None = None) -> Result:
+            conf: float | None = None) -> Result:
     """The Result of candidate position `i` of ranking `r`."""
     rid = int(r.cand[i])
-    if chans is None:
-        chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names) if r.ranks[ci, i] > 0}
+    chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names) if r.ranks[ci, i] > 0}
     via = via_edge = None
     if r.parent is not None and r.parent[rid] >= 0:
         src = int(r.parent[rid])
@@ -453,7 +451,6 @@ def code_ranking(index: Index, query: str, snippets: dict, *, project: str | Non
     among all of `snippets`, and each file memory does not know enters with lam / (k + r)
     alone. The kernel is asked for `limit` + (known files with a snippet) results, which
     is exact: the correction only lowers those files' scores."""
-    pl = plan(kw.get("params"), snippets=True)
     places = {p: j + 1 for j, p in enumerate(snippets)}
     s = index.state
     known = {p for p in snippets if (FILE, project, p) in s.res_index}
@@ -461,11 +458,13 @@ def code_ranking(index: Index, query: str, snippets: dict, *, project: str | Non
     args = rank_args(index, query, project=project, snippets=snippets, limit=want, **kw)
     r = None if args is None else _ranked(args)
     if args is None:  # memory knows no file of the project: the index alone
+        pl = plan(kw.get("params"), snippets=True)
         lam, s_max = KP.weights(pl, False, _NO_CREDIT)
-        lam_s, k, floor, ctx = float(lam[_SNIP]), float(pl.rrf_k), float(pl.min_conf), "prompt"
-    else:
-        lam_s, k, floor = float(args.lam[_SNIP]), float(args.rrf_k), float(args.min_conf)
-        s_max = args.s_max
+        lam_s = float(lam[_SNIP]) if pl.use[_SNIP] else 0.0
+        k, floor, ctx = float(pl.rrf_k), float(pl.min_conf), "prompt"
+    else:  # an ablated snippet channel adds no file
+        lam_s = float(args.lam[_SNIP]) if args.use[_SNIP] else 0.0
+        k, floor, s_max = float(args.rrf_k), float(args.min_conf), args.s_max
         ctx = "session" if KP.in_session(args.window, args.in_proj) else "prompt"
     s_max = float(s_max) or 1.0
     rows, seen = [], set()
@@ -498,12 +497,10 @@ def _with_code(index: Index, query: str, *, project, limit: int, snippets: dict,
     out = []
     for (sc, conf, path, i, place), prob in zip(rows, probs):
         if i >= 0:
-            chans = {c: int(r.ranks[ci, i]) for ci, c in enumerate(r.names)
-                     if r.ranks[ci, i] > 0 and c != "snippet"}
-            if place:
-                chans["snippet"] = place
-            out.append(_result(s, r, i, prob, sc, conf, dict(
-                sorted(chans.items(), key=lambda kv: CHANNELS.index(kv[0])))))
+            res = _result(s, r, i, prob, sc, conf)
+            if "snippet" in res.channels:  # its place among all the index's files
+                res.channels["snippet"] = place
+            out.append(res)
         else:
             out.append(Result(path, float(prob), float(sc), {"snippet": place}, None, None,
                               float(conf)))

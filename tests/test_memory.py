@@ -382,3 +382,20 @@ def test_recall_offers_a_file_of_the_code_index_memory_never_saw(tmp_path):
     assert got["src/billing.py"].channels["snippet"] == 2  # second among all, first known
     assert "src/ledger.py" not in {r.path for r in mem.recall(
         query, project=str(root), code=False, params=Params(min_probability=0.0))}
+
+
+def test_an_ablated_snippet_channel_adds_no_file_of_the_index(tmp_path):
+    """Ablating the snippet channel removes it whole: no unseen file of the index enters."""
+    from brainbox import codeindex
+
+    root, mem = _git_project(tmp_path, {
+        "ledger.py": "def invoice_total_ledger(invoice, total):\n    return invoice\n",
+        "util.py": "def helper():\n    return 1\n"})
+    mem.record({"session": "s0", "cwd": str(root), "project": str(root), "tool": "Read",
+                "files": ["src/util.py"], "at": 1_000_000.0})
+    codeindex.build(mem.conn, str(root))
+    on = mem.recall("invoice total", project=str(root))
+    assert "src/ledger.py" in {r.path for r in on}
+    off = mem.recall("invoice total", project=str(root),
+                     params=Params(ablate=frozenset({"snippet"})))
+    assert "src/ledger.py" not in {r.path for r in off}
