@@ -187,6 +187,10 @@ def test_a_database_indexed_before_migration_4_gets_its_rows_on_the_next_index(
     monkeypatch.setattr(codeindex, "TREE_SITTER", "tree-sitter/1")
     monkeypatch.setattr(codeindex, "LINES", "lines/1")
     monkeypatch.setattr(codeindex, "chunk_terms", lambda *a: None)  # 003 had no FTS
+    from brainbox import codegraph  # nor a code graph (006)
+
+    monkeypatch.setattr(codegraph, "references", lambda *a: None)
+    monkeypatch.setattr(codeindex, "_graph", lambda *a: None)
     old = store.connect(path)
     first = codeindex.build(old, str(root))
     old.close()
