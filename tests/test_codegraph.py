@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from brainbox import codegraph, codeindex, store
-from tests.test_codeindex import write
+from tests.test_codeindex import build_with_old_schema, write
 
 
 @pytest.fixture
@@ -407,15 +407,8 @@ def test_an_old_database_gets_references_and_edges_on_the_next_index(tmp_path, m
     root = tmp_path / "proj"
     write(root, PROJECT)
     path = tmp_path / "old.db"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:5])
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 5)
     monkeypatch.setattr(codeindex, "TREE_SITTER", "tree-sitter/2")
-    monkeypatch.setattr(codegraph, "references", lambda *a: None)  # 005 had no graph
-    monkeypatch.setattr(codeindex, "_graph", lambda *a: None)
-    old = store.connect(path)
-    first = codeindex.build(old, str(root))
-    old.close()
-    monkeypatch.undo()
+    first = build_with_old_schema(monkeypatch, path, root, 5)
     conn = store.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION >= 6
     again = codeindex.build(conn, str(root))
