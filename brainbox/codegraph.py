@@ -319,6 +319,8 @@ class _Project:
             if p.endswith(".java"):
                 self.java.setdefault(posixpath.basename(p), []).append(p)
         self._links: dict[str, tuple] = {}
+        self._modules: dict[tuple, str | None] = {}
+        self._definers: dict[tuple, str | None] = {}
 
     # -- per file: (import targets, {bound name: (file, member or None)}, star files)
     def links(self, src: str) -> tuple[set, dict, list]:
@@ -335,13 +337,15 @@ class _Project:
         return self._links[src]
 
     def _py_module(self, dotted: str, bases) -> str | None:
-        rel = dotted.replace(".", "/")
-        for base in bases:
-            stem = posixpath.join(base, rel) if base and rel else base or rel
-            for suffix in PY_FILES if rel else PY_FILES[2:]:
-                if stem + suffix in self.paths:
-                    return stem + suffix
-        return None
+        key = (dotted, bases)
+        if key not in self._modules:  # sympy's files import the same modules again and again
+            rel = dotted.replace(".", "/")
+            self._modules[key] = next(
+                (stem + suffix for stem in (f"{b}/{rel}" if b and rel else b or rel
+                                            for b in bases)
+                 for suffix in (PY_FILES if rel else PY_FILES[2:])
+                 if stem + suffix in self.paths), None)
+        return self._modules[key]
 
     def _python(self, src, rec, targets, binds, stars) -> None:
         level, mod, name, alias = rec
@@ -495,15 +499,18 @@ class _Project:
             return f
         if depth >= REEXPORT_DEPTH:
             return None
-        _t, binds, stars = self.links(f)
-        bound = binds.get(name)
-        if bound is not None:
-            return self.definer(bound[0], bound[1], depth + 1) if bound[1] else None
-        for s in stars:
-            d = self.definer(s, name, depth + 1)
-            if d is not None:
-                return d
-        return None
+        key = (f, name, depth)
+        if key not in self._definers:
+            self._definers[key] = None
+            _t, binds, stars = self.links(f)
+            bound = binds.get(name)
+            if bound is not None:
+                found = self.definer(bound[0], bound[1], depth + 1) if bound[1] else None
+            else:
+                found = next((d for d in (self.definer(s, name, depth + 1) for s in stars)
+                              if d is not None), None)
+            self._definers[key] = found
+        return self._definers[key]
 
     def named(self, src: str, dotted: str) -> tuple[str | None, str] | None:
         """(defining file or None, name) of a called or base `dotted` name of `src` that

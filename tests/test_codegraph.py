@@ -327,6 +327,19 @@ def test_incremental_runs_give_the_edges_of_a_full_build_after_add_change_delete
     write(root, {"pkg/base.py": "class Base:\n    pass\n"})
     codeindex.build(conn, str(root))
     changed = codegraph.edges(conn, str(root))
+    assert changed == full_edges(tmp_path, root)
+    write(root, {"pkg/core.py": "def helper():\n    pass\n\ndef other():\n    pass\n",
+                 "pkg/__init__.py": "from .core import helper, other\nfrom .base import Base\n",
+                 "use.py": "from pkg import helper, other\n\nhelper()\nother()\n"})
+    codeindex.build(conn, str(root))
+    assert ("use.py", "pkg/core.py", "call", 0.3) in codegraph.edges(conn, str(root))
+    # a weight moves with neither end changed: the package takes `other` from elsewhere
+    write(root, {"pkg/__init__.py": "from .core import helper\nfrom .base import Base\n"
+                                    "from .more import other\n",
+                 "pkg/more.py": "def other():\n    pass\n"})
+    codeindex.build(conn, str(root))
+    changed = codegraph.edges(conn, str(root))
+    assert ("use.py", "pkg/core.py", "call", 0.25) in changed
     assert ("pkg/shapes.py", "pkg/base.py", "inherit", 0.3) in changed
     assert ("pkg/shapes.py", "pkg/core.py", "inherit", 0.3) not in changed
     assert changed == full_edges(tmp_path, root)
