@@ -13,6 +13,9 @@ not find more gold files than keywords on 20 sympy tasks (10 of 20 fused, 11 key
 Once a project has vectors, later runs embed what changed whether or not ``--embed`` is
 given, so the vectors never go stale. ``--json`` adds ``vectors`` (chunks of the project
 with a vector), ``embedded`` (made by this run) and ``embed_seconds``.
+
+``edges`` is the project's code graph after the run (``brainbox.codegraph``): ``count``
+and ``by_kind`` (``call``, ``import``, ``inherit``, every kind listed).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def register(cli) -> None:
                            err=True, nl=False)
 
         try:
-            from brainbox import codevectors
+            from brainbox import codegraph, codevectors
 
             embed = embed or codevectors.has_vectors(conn, root)  # keep them current
             report = codeindex.build(conn, root, progress=progress if show else None)
@@ -77,6 +80,7 @@ def register(cli) -> None:
                 shown[0] = False
             vectors = _embed(conn, root, show, embed, shown)
             totals = codeindex.totals(conn, root)
+            edges = codegraph.counts(conn, root)
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         finally:
@@ -92,7 +96,7 @@ def register(cli) -> None:
         out = {**totals, "seconds": round(seconds, 3), "root": root, "seen": report.seen,
                "indexed": report.indexed, "unchanged": report.unchanged,
                "removed": report.removed, "parse_errors": report.parse_errors,
-               "skipped": dict(sorted(report.skipped.items())), **vectors}
+               "skipped": dict(sorted(report.skipped.items())), "edges": edges, **vectors}
         if as_json:
             click.echo(json.dumps(out))
             return
@@ -102,6 +106,8 @@ def register(cli) -> None:
         click.echo(f"seen {report.seen:,}, indexed {report.indexed:,}, unchanged "
                    f"{report.unchanged:,}, removed {report.removed:,}, syntax errors "
                    f"{report.parse_errors:,}; skipped: {skipped}")
+        kinds = ", ".join(f"{k} {v:,}" for k, v in edges["by_kind"].items())
+        click.echo(f"code graph: {edges['count']:,} edges ({kinds})")
         click.echo(f"vectors {out['vectors']:,} ({out['embedded']:,} embedded in "
                    f"{out['embed_seconds']:.1f} s)")
         sys.stdout.flush()

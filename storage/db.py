@@ -208,9 +208,46 @@ def _m005_code_vectors(conn) -> None:
                      f"code_vectors BEGIN {bump}")
 
 
+def _m006_code_graph(conn) -> None:
+    """The code graph (issue 16, `storage.codegraph`): each indexed file's raw references
+    (JSON, deleted with the file), the edges resolved from them per project, and the
+    projects whose edges are stale. Triggers on `code_files` mark the project stale and
+    drop the edges from and to a file whenever it is stored, replaced or removed, so no
+    edge outlives its file even before the next resolution. Projects indexed before this
+    migration are marked stale; their files get references when re-chunked (the chunker
+    version changed with it, `brainbox.codeindex`)."""
+    _script(
+        conn,
+        """
+        CREATE TABLE code_refs (
+            file_id INTEGER PRIMARY KEY REFERENCES code_files(id) ON DELETE CASCADE,
+            refs TEXT NOT NULL
+        );
+        CREATE TABLE code_edges (
+            root TEXT NOT NULL,
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            weight REAL NOT NULL,
+            PRIMARY KEY (root, src, dst, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX code_edges_dst ON code_edges(root, dst);
+        CREATE TABLE code_graph_dirty (root TEXT PRIMARY KEY);
+        INSERT INTO code_graph_dirty(root) SELECT DISTINCT root FROM code_files
+        """
+    )
+    mark = "INSERT OR IGNORE INTO code_graph_dirty(root) VALUES (new.root); END"
+    conn.execute("CREATE TRIGGER code_files_graph_insert AFTER INSERT ON code_files BEGIN "
+                 + mark)
+    conn.execute("CREATE TRIGGER code_files_graph_delete AFTER DELETE ON code_files BEGIN "
+                 "DELETE FROM code_edges WHERE root = old.root AND src = old.path; "
+                 "DELETE FROM code_edges WHERE root = old.root AND dst = old.path; "
+                 + mark.replace("new.", "old."))
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
               ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
-              ("005_code_vectors", _m005_code_vectors)]
+              ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

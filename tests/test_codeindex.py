@@ -34,6 +34,26 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+def build_with_old_schema(monkeypatch, path, root, migrations: int):
+    """Index `root` into a new database at `path` as brainbox did when it had only the first
+    `migrations` migrations (the caller patches whatever else that version did otherwise,
+    and before 006 there was no code graph), then undo every patch; that build's report."""
+    from brainbox import codegraph
+    from brainbox.storage import db
+
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:migrations])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", migrations)
+    if migrations < 6:
+        monkeypatch.setattr(codegraph, "references", lambda *a: None)
+        monkeypatch.setattr(codeindex, "_graph", lambda *a: None)
+    old = store.connect(path)
+    try:
+        return codeindex.build(old, str(root))
+    finally:
+        old.close()
+        monkeypatch.undo()
+
+
 def symbols(path: str, source: str):
     language, chunker, chunks = codeindex.chunk(path, source.encode())
     return language, chunker, [(s, e, k, n) for s, e, k, n in chunks if k != "module"]

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from brainbox import codeindex, codesearch, store
+from tests.test_codeindex import build_with_old_schema
 
 
 @pytest.fixture
@@ -182,15 +183,10 @@ def test_a_database_indexed_before_migration_4_gets_its_rows_on_the_next_index(
 
     root = project(tmp_path)
     path = tmp_path / "old.db"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:3])
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 3)
     monkeypatch.setattr(codeindex, "TREE_SITTER", "tree-sitter/1")
     monkeypatch.setattr(codeindex, "LINES", "lines/1")
     monkeypatch.setattr(codeindex, "chunk_terms", lambda *a: None)  # 003 had no FTS
-    old = store.connect(path)
-    first = codeindex.build(old, str(root))
-    old.close()
-    monkeypatch.undo()
+    first = build_with_old_schema(monkeypatch, path, root, 3)
     conn = store.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION >= 4
     assert codesearch.indexed(conn, str(root))
