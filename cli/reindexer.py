@@ -46,7 +46,6 @@ class Reindexer:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.ticks = 0  # ticks that found edit events (for tests and `ping`)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="brainbox-reindex",
@@ -96,7 +95,6 @@ class Reindexer:
         out = reindex.tick(conn)
         if out is None:
             return False
-        self.ticks += 1
         if out["files"]:
             log(f"re-indexed {out['indexed']} changed, {out['removed']} removed, "
                 f"{out['unchanged']} unchanged files of {', '.join(out['projects'])} "
