@@ -2,7 +2,8 @@
 
 `build(conn, root)` lists the project's files, reads each, and stores its chunks in the
 brainbox database (`storage.codeindex`); `index_files(conn, root, paths)` does the same for
-named files only (what the daemon will call for files an edit made stale).
+named files only (what the daemon calls for files edits made stale: `brainbox.reindex`);
+`forget_files(conn, root, paths)` drops files for `forget`.
 
 Files. In a git work tree: `git ls-files -z` run in `root` (tracked files; a tracked file
 deleted from the work tree is counted `vanished`). Elsewhere: a walk of `root` that skips
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 
 from brainbox.storage import codegraph as _graph_sql
 from brainbox.storage import codeindex as _sql
-from brainbox.storage.db import atomic
+from brainbox.storage.db import atomic, max_event_id, set_meta
 
 MAX_BYTES = 1 << 20
 BINARY_PROBE = 8192
@@ -62,6 +63,9 @@ WINDOW = 60
 # NORMAL): the batch does not buy speed, it bounds what an interrupted run loses, and files
 # are parsed before the write lock is taken, so a hook waits for inserts only.
 BATCH = 200
+# brainbox_meta key + root: the last event id logged before `build` listed the files, so
+# every edit up to it is in what `build` read (`brainbox.reindex` skips those edits).
+BUILT_KEY = "code_index_built_after_event:"
 # Version 2 (migration 004): chunks carry full-text rows; a file chunked by version 1 has
 # none, so its bytes are re-chunked on the next `brainbox index` (that builds the rows).
 # Version 3 (migration 006): parsed files carry their code graph references.
@@ -136,20 +140,25 @@ class Report:
 def list_files(root: str) -> list[str]:
     """The project's files, relative to `root` with `/`: git's tracked files, else a walk
     that honours `.gitignore` (module docstring)."""
+    tracked = _git_files(root)
+    return sorted(tracked) if tracked is not None else _walk(root)
+
+
+def _git_files(root: str, paths=()) -> set[str] | None:
+    """git's tracked files under `root` (only those of `paths` when given, taken
+    literally), or None outside a work tree."""
+    cmd = ["git", "--literal-pathspecs", "-C", root, "ls-files", "-z"]
     try:
-        proc = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
+        proc = subprocess.run([*cmd, "--", *paths] if paths else cmd, capture_output=True,
                               timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
-        proc = None
-    if proc is not None and proc.returncode == 0:
-        names = os.fsdecode(proc.stdout).split("\0")
-        return sorted({n for n in names if n})
-    return _walk(root)
+        return None
+    if proc.returncode != 0:
+        return None
+    return {n for n in os.fsdecode(proc.stdout).split("\0") if n}
 
 
 def _walk(root: str) -> list[str]:
-    import pathspec
-
     specs: list[tuple[str, object]] = []  # (folder relative to root, spec), shallow first
     out = []
     for folder, dirs, files in os.walk(root):
@@ -157,28 +166,76 @@ def _walk(root: str) -> list[str]:
         rel = "" if rel == "." else rel
         specs = [(d, s) for d, s in specs if rel == d or rel.startswith(d + "/") or d == ""]
         if ".gitignore" in files:
-            try:
-                with open(os.path.join(folder, ".gitignore"), encoding="utf-8",
-                          errors="replace") as fh:
-                    specs.append((rel, pathspec.GitIgnoreSpec.from_lines(fh)))
-            except OSError:
-                pass
+            spec = _gitignore(root, rel)
+            if spec is not None:
+                specs.append((rel, spec))
 
         def ignored(name: str, is_dir: bool, _rel=rel, _specs=tuple(specs)) -> bool:
-            verdict = False
-            path = f"{_rel}/{name}" if _rel else name
-            for d, spec in _specs:
-                sub = path[len(d) + 1:] if d else path
-                res = spec.check_file(sub + "/" if is_dir else sub)
-                if res.include is not None:
-                    verdict = res.include
-            return verdict
+            return _ignored(_specs, f"{_rel}/{name}" if _rel else name, is_dir)
 
         dirs[:] = sorted(d for d in dirs if d != ".git" and not ignored(d, True))
         for name in files:
             if not ignored(name, False):
                 out.append(f"{rel}/{name}" if rel else name)
     return sorted(out)
+
+
+def _ignored(specs, path: str, is_dir: bool) -> bool:
+    """Whether the .gitignore `specs` (`(folder, spec)`, shallow first) ignore `path`:
+    the deepest verdict wins, as in git."""
+    verdict = False
+    for d, spec in specs:
+        sub = path[len(d) + 1:] if d else path
+        res = spec.check_file(sub + "/" if is_dir else sub)
+        if res.include is not None:
+            verdict = res.include
+    return verdict
+
+
+def _gitignore(root: str, folder: str):
+    """The spec of `folder`'s .gitignore (relative to `root`), None without one."""
+    import pathspec
+
+    try:
+        with open(os.path.join(root, folder, ".gitignore"), encoding="utf-8",
+                  errors="replace") as fh:
+            return pathspec.GitIgnoreSpec.from_lines(fh)
+    except OSError:
+        return None
+
+
+def listed(root: str, paths) -> set[str]:
+    """Those of `paths` (relative to `root`, with `/`) that `list_files` would list, found
+    without listing the whole project: in a git work tree the tracked ones (`git ls-files`
+    with literal pathspecs), elsewhere those no .gitignore on the way down ignores and no
+    `.git` folder holds. For the daemon, which indexes a file an agent created only if
+    `brainbox index` would have: never an ignored `.env`."""
+    paths = sorted({p for p in paths if p and not os.path.isabs(p)
+                    and ".." not in p.split("/")})
+    if not paths:
+        return set()
+    tracked = _git_files(root, paths)
+    if tracked is not None:
+        return tracked & set(paths)
+    specs: dict[str, object] = {}
+    out = set()
+    for path in paths:
+        parts = path.split("/")
+        if ".git" in parts[:-1]:
+            continue
+        chain, ok = [], True
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder not in specs:
+                specs[folder] = _gitignore(root, folder)
+            if specs[folder] is not None:
+                chain.append((folder, specs[folder]))
+            if _ignored(chain, "/".join(parts[:depth + 1]), depth < len(parts) - 1):
+                ok = False
+                break
+        if ok:
+            out.add(path)
+    return out
 
 
 # --- chunking -------------------------------------------------------------------------
@@ -494,13 +551,15 @@ def build(conn, root: str, *, progress=None) -> Report:
     listed. `progress(done, report)` is called after each file."""
     root = os.path.abspath(root)
     report = Report()
+    seen = max_event_id(conn)  # edits logged after this may not be in what is read below
     paths = list_files(root)
     known = _sql.file_states(conn, root)
     _index(conn, root, paths, report, known=known, progress=progress)
     gone = sorted(set(known) - set(paths))
-    if gone:
-        with atomic(conn):
+    with atomic(conn):
+        if gone:
             report.removed += _sql.remove_files(conn, root, gone)
+        set_meta(conn, BUILT_KEY + root, str(seen))
     _graph(conn, root, report)
     return report
 
@@ -516,7 +575,7 @@ def _graph(conn, root: str, report: Report) -> None:
 def index_files(conn, root: str, paths) -> Report:
     """Re-index the named files of the project at `root` (paths relative to it, or absolute
     inside it; others are ignored): changed ones are re-chunked, missing ones dropped from
-    the index. For the daemon, which will call it for files edits made stale."""
+    the index. The daemon calls it for files edits made stale (`brainbox.reindex`)."""
     root = os.path.abspath(root)
     rel = []
     for p in paths:
@@ -529,6 +588,11 @@ def index_files(conn, root: str, paths) -> Report:
     return report
 
 
+def indexed_paths(conn, root: str) -> set[str]:
+    """The paths of every file indexed under `root`."""
+    return set(_sql.file_states(conn, os.path.abspath(root)))
+
+
 def totals(conn, root: str) -> dict[str, int]:
     """Files, chunks and bytes in the index of `root`."""
     return _sql.totals(conn, os.path.abspath(root))
@@ -537,3 +601,27 @@ def totals(conn, root: str) -> dict[str, int]:
 def chunks_of(conn, root: str, path: str):
     """The stored chunks of one file: `(start_line, end_line, kind, symbol)` in line order."""
     return _sql.chunks_of(conn, os.path.abspath(root), path)
+
+
+def forget_files(conn, root: str, paths) -> dict[str, int]:
+    """Drop these files of `root` from the index for `forget`: their chunks, full-text
+    rows and vectors (both stores), then merge the full-text segments so the deleted
+    rows' terms are not left in the file (`storage.codeindex.optimize_fts`). Returns
+    {files, chunks} dropped."""
+    from brainbox.storage import vectors as _vec
+
+    root = os.path.abspath(root)
+    paths = sorted(set(paths))
+    if not paths:
+        return {"files": 0, "chunks": 0}
+    with atomic(conn):
+        ids = _sql.chunk_ids_of(conn, root, paths)
+        _vec.delete(conn, ids)  # the vec0 rows too, when this connection has sqlite-vec
+        files = _sql.remove_files(conn, root, paths)
+        _sql.optimize_fts(conn)
+    return {"files": files, "chunks": len(ids)}
+
+
+def chunk_counts(conn, root: str) -> dict[str, int]:
+    """{path: chunks} of every file indexed under `root`."""
+    return _sql.file_chunk_counts(conn, os.path.abspath(root))

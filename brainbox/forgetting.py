@@ -15,6 +15,9 @@ Choices:
 - An event goes when it touches one of the chosen files, or its command, arguments or error
   text contain one of them (or the folder's `path/`): what mentions a file is forgotten with
   it. Nothing to delete is `NotInMemory` (exit 1, like `explain`).
+- The code index (`brainbox index`) holds file contents (chunk terms, symbols, vectors):
+  the chosen files' entries go too (`indexed`: file -> chunks), by the same rule, and a
+  file the index holds counts as a file even when no event names it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from brainbox import BrainboxError
 from brainbox.events import project_root, relative_path
 from brainbox.storage import queries
+from brainbox.storage.codeindex import file_chunk_counts
 
 GLOB_CHARS = "*?["
 
@@ -46,11 +50,13 @@ class Plan:
     kind: str  # "file", "folder", "glob", "project" or "text" (mentioned in text only)
     files: dict[str, int] = field(default_factory=dict)  # file -> events touching it
     event_ids: list[int] = field(default_factory=list)
+    indexed: dict[str, int] = field(default_factory=dict)  # code index: file -> chunks
 
     def as_dict(self) -> dict:
         return {"path": self.path, "project": self.project, "kind": self.kind,
                 "files": [{"path": f, "events": n} for f, n in sorted(self.files.items())],
-                "events": len(self.event_ids)}
+                "events": len(self.event_ids), "indexed_files": len(self.indexed),
+                "indexed_chunks": sum(self.indexed.values())}
 
 
 def count(n: int, word: str) -> str:
@@ -98,24 +104,30 @@ def plan(conn, path: str, *, cwd: str | None = None, project: str | None = None,
     """What forgetting PATH deletes; raises ForgetRefused or NotInMemory instead."""
     project, rel, full = resolve(conn, path, cwd, project)
     files = queries.project_files(conn, project)
+    code = file_chunk_counts(conn, project)
     if rel == "":
-        out = Plan("", project, "project", files, queries.project_event_ids(conn, project))
+        out = Plan("", project, "project", files, queries.project_event_ids(conn, project),
+                   code)
     elif any(c in rel for c in GLOB_CHARS):
         chosen = {f: n for f, n in files.items() if fnmatch.fnmatchcase(f, rel)}
         out = Plan(rel, project, "glob", chosen,
-                   queries.events_mentioning(conn, project, chosen, chosen))
-    elif rel in files:
-        out = Plan(rel, project, "file", {rel: files[rel]},
-                   queries.events_mentioning(conn, project, [rel], [rel]))
+                   queries.events_mentioning(conn, project, chosen, chosen),
+                   {f: n for f, n in code.items() if fnmatch.fnmatchcase(f, rel)})
+    elif rel in files or rel in code:
+        out = Plan(rel, project, "file", {rel: files[rel]} if rel in files else {},
+                   queries.events_mentioning(conn, project, [rel], [rel]),
+                   {rel: code[rel]} if rel in code else {})
     else:
         under = {f: n for f, n in files.items() if f.startswith(rel + "/")}
-        if under or os.path.isdir(full):
+        code_under = {f: n for f, n in code.items() if f.startswith(rel + "/")}
+        if under or code_under or os.path.isdir(full):
             out = Plan(rel, project, "folder", under,
-                       queries.events_mentioning(conn, project, under, [*under, rel + "/"]))
+                       queries.events_mentioning(conn, project, under, [*under, rel + "/"]),
+                       code_under)
         else:
             out = Plan(rel, project, "text", {},
                        queries.events_mentioning(conn, project, [], [rel]))
-    if not out.event_ids:
+    if not out.event_ids and not out.indexed:
         raise NotInMemory(f"nothing in memory mentions {rel or '.'} (project {project})")
     if out.kind in ("folder", "glob", "project") and not recursive:
         what = "a folder" if out.kind != "glob" else "a glob"

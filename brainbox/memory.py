@@ -172,7 +172,8 @@ class Memory:
 
     def forget(self, path: str, *, cwd: str | None = None, project: str | None = None,
                recursive: bool = False, before=None) -> dict:
-        """Delete every event that mentions `path`, then rebuild: no recall returns it.
+        """Delete every event that mentions `path`, and its code index entries (chunks,
+        full-text rows, vectors), then rebuild: no recall or search returns it.
 
         What goes is `forgetting.plan`'s (it refuses an empty path, and a folder or a glob
         unless `recursive`); `before(plan)` is called before anything is deleted."""
@@ -183,11 +184,15 @@ class Memory:
         if before is not None:
             before(plan)
         deleted = queries.delete_events(self.conn, plan.event_ids)
+        from brainbox import codeindex
+
+        dropped = codeindex.forget_files(self.conn, plan.project, plan.indexed)
         self.rebuild()
         dbmod.scrub(self.conn)  # no copy of the forgotten text left in the file or its WAL
         out = plan.as_dict()
         del out["events"]
-        return {**out, "deleted_events": deleted}
+        return {**out, "deleted_events": deleted, "indexed_files": dropped["files"],
+                "indexed_chunks": dropped["chunks"]}
 
     # --- reading -----------------------------------------------------------------------
 

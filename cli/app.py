@@ -351,9 +351,9 @@ def rebuild(ctx, as_json):
 @click.pass_context
 @domain_errors
 def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
-    """Remove every event and association that mentions PATH.
+    """Remove every event and association that mentions PATH, and its code index entries.
 
-    PATH is a file in memory; a folder or a glob needs --recursive. An absolute PATH is
+    PATH is a file in memory or in the code index; a folder or a glob needs --recursive. An absolute PATH is
     forgotten in its own project from any folder. Nothing in memory mentions PATH: exit 1.
 
     \b
@@ -384,13 +384,16 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
         if d.get("dry_run"):
             need = " (needs --recursive)" if d["kind"] in ("folder", "glob", "project") else ""
             click.echo(f"would forget {d['path'] or '.'} in {d['project']}: "
-                       f"{count(len(d['files']), 'file')}, {count(d['events'], 'event')}{need}; "
-                       f"nothing deleted")
+                       f"{count(len(d['files']), 'file')}, {count(d['events'], 'event')}, "
+                       f"{count(d['indexed_files'], 'indexed file')} "
+                       f"({count(d['indexed_chunks'], 'chunk')}){need}; nothing deleted")
             for f in d["files"]:
                 click.echo(f"  {f['path']}  ({count(f['events'], 'event')})")
         else:
             click.echo(f"forgot {d['path'] or '.'}: "
-                       f"{count(d['deleted_events'], 'event')} deleted")
+                       f"{count(d['deleted_events'], 'event')} deleted, "
+                       f"{count(d['indexed_files'], 'file')} "
+                       f"({count(d['indexed_chunks'], 'chunk')}) dropped from the code index")
 
     emit(data, as_json, human)
 

@@ -30,6 +30,11 @@ Choices:
 - At start, before it warms up or writes anything, the daemon runs `PRAGMA quick_check`
   on its database (10-42 ms per 10,000 events): a damaged file stops it with a logged
   one-line reason.
+- Once bound, a background thread keeps the code indexes current from the edits in the
+  event log (`reindexer`, `brainbox.reindex`): off the request path, with its own
+  connection, a bounded batch per tick; woken when a request folded new events, else every
+  `BRAINBOX_REINDEX_EVERY` seconds (default 2). It does not count as activity: the idle
+  exit is unchanged.
 - It exits after `BRAINBOX_DAEMON_IDLE` seconds without a request (default 1800), on
   SIGTERM/SIGINT, or on `stop`.
 """
@@ -105,6 +110,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
         os.close(lock_fd)
         return _refuse(f"{exc}")
     listener = None
+    reindexer = None
     info = home / client.INFO_NAME
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
@@ -148,6 +154,11 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
         store.write_private(info, json.dumps({"pid": os.getpid(), "socket": path,
                                               "db": service.db,
                                               "started": service.started}).encode())
+        from brainbox.cli.reindexer import Reindexer
+
+        reindexer = Reindexer(service.db)
+        reindexer.start()
+        service.on_folded = reindexer.wake
         sel = selectors.DefaultSelector()
         sel.register(listener, selectors.EVENT_READ)
         service.last = time.monotonic()
@@ -176,6 +187,8 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if reindexer is not None:
+            reindexer.stop()  # a tick in progress ends its file batch first
         try:
             if service.lock.acquire(timeout=30):  # let a request in progress finish
                 service.close()

@@ -31,6 +31,7 @@ ENV = {
     "hook_stdin_wait": "BRAINBOX_HOOK_STDIN_WAIT",
     "daemon_idle": "BRAINBOX_DAEMON_IDLE",
     "daemon": "BRAINBOX_DAEMON",
+    "reindex_every": "BRAINBOX_REINDEX_EVERY",
     "inject": "BRAINBOX_INJECT",
     "inject_chars": "BRAINBOX_INJECT_CHARS",
     "session_start_tokens": "BRAINBOX_SESSION_START_TOKENS",

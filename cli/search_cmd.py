@@ -6,7 +6,10 @@ prints a list of snippets (``[]`` when nothing matches, exit 0). Without an inde
 project: one line on stderr naming ``brainbox index``, exit 1. The keyword and vector
 rankings are fused when the index has vectors and the model is available; otherwise the
 search is keyword-only, one line on stderr says why, and each JSON snippet carries
-``keyword_only`` (true, else false).
+``keyword_only`` (true, else false). When files of the project were edited since the
+index read them (``brainbox.reindex.stale``: no daemon re-indexed them yet), one line on
+stderr says how many, names the first ``STALE_NAMED`` and how to catch up; the results are
+unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import os
 import click
 
 from brainbox.cli.output import emit
+
+STALE_NAMED = 3  # stale files named in the stderr line
 
 
 def register(cli) -> None:
@@ -35,7 +40,7 @@ def register(cli) -> None:
         Example:
           brainbox index ~/src/app && brainbox search "login redirect" --cwd ~/src/app
         """
-        from brainbox import codesearch, store
+        from brainbox import codesearch, reindex, store
         from brainbox.events import project_root
 
         root = project_root(os.path.abspath(cwd or os.getcwd()))
@@ -49,8 +54,15 @@ def register(cli) -> None:
                            f"`brainbox index {root}` first", err=True)
                 ctx.exit(1)
             found = codesearch.search(conn, root, query, limit)
+            stale = reindex.stale(conn, root)
         finally:
             conn.close()
+        if stale:
+            click.echo(f"brainbox search: {len(stale)} file(s) edited since indexed, not "
+                       f"searched as they are now ({', '.join(stale[:STALE_NAMED])}"
+                       f"{', ...' if len(stale) > STALE_NAMED else ''}): the daemon "
+                       f"re-indexes them (`brainbox serve`), or run `brainbox index {root}`",
+                       err=True)
         if found.keyword_only:
             click.echo(f"brainbox search: keyword only: {found.note}", err=True)
         data = [{**s.as_dict(), "keyword_only": found.keyword_only} for s in found]

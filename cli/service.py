@@ -38,6 +38,7 @@ class Service:
         self.requests = 0
         self.started = time.time()
         self.stop_requested = False
+        self.on_folded = None  # called after a refresh folded events (the daemon sets it)
         import threading
 
         self.lock = threading.RLock()  # one request at a time uses the Memory
@@ -110,6 +111,8 @@ class Service:
         self.count = total
         if folded:
             self.dirty = True
+            if self.on_folded is not None:
+                self.on_folded()  # the daemon's re-indexer: edits may be among them
             if self.autosave:
                 self.save()
         return folded

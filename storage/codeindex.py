@@ -66,6 +66,35 @@ def remove_files(conn, root: str, paths) -> int:
     return n
 
 
+def file_chunk_counts(conn, root: str) -> dict[str, int]:
+    """{path: number of chunks} of every file indexed under `root` (what `forget` would
+    drop from the index)."""
+    return {str(p): int(n) for p, n in conn.execute(
+        "SELECT f.path, count(c.id) FROM code_files f LEFT JOIN code_chunks c "
+        "ON c.file_id = f.id WHERE f.root = ? GROUP BY f.path", (root,))}
+
+
+def chunk_ids_of(conn, root: str, paths) -> list[int]:
+    """The chunk ids of these files of `root`."""
+    ids: list[int] = []
+    paths = sorted(set(paths))
+    for i in range(0, len(paths), 500):
+        part = paths[i:i + 500]
+        ids += [r[0] for r in conn.execute(
+            "SELECT c.id FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
+            f"WHERE f.root = ? AND f.path IN ({', '.join('?' for _ in part)})",
+            (root, *part))]
+    return ids
+
+
+def optimize_fts(conn) -> None:
+    """Merge the full-text index's segments into one. A deleted FTS5 row leaves its terms
+    in the index's segments (with a delete marker) until a merge rewrites them; `forget`
+    must not leave them in the file, and `optimize` rewrites every segment without them
+    (the freed pages are zeroed by `secure_delete`). The caller holds the transaction."""
+    conn.execute("INSERT INTO code_fts(code_fts) VALUES ('optimize')")
+
+
 def has_files(conn, root: str) -> bool:
     """Whether any file is indexed under `root` (one row of the (root, path) index: recall
     asks on every prompt, and counting sympy's chunks took 2.5 ms)."""

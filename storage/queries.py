@@ -71,3 +71,26 @@ def delete_events(conn, ids) -> int:
         before = conn.total_changes
         conn.executemany("DELETE FROM events WHERE id = ?", [(i,) for i in ids])
         return conn.total_changes - before
+
+
+# --- the code index kept current (brainbox.reindex) --------------------------------------
+
+def edits_after(conn, after: int, limit: int) -> list[tuple[int, str, list[str]]]:
+    """The first `limit` tool events with action `edit` (Edit, Write, a shell `rm`, `sed
+    -i`, a redirect: `brainbox.events`) past event id `after`, in id order: `(id,
+    project, files)`."""
+    import json
+
+    rows = conn.execute(
+        "SELECT id, project, files FROM events WHERE id > ? AND kind = 'tool' "
+        "AND action = 'edit' ORDER BY id LIMIT ?", (int(after), int(limit)))
+    return [(int(i), str(p), [str(f) for f in json.loads(files or "[]")])
+            for i, p, files in rows]
+
+
+def project_edited_files(conn, project: str, after: int) -> list[str]:
+    """The files the project's edit events past event id `after` touch, sorted."""
+    return [str(r[0]) for r in conn.execute(
+        "SELECT DISTINCT j.value FROM events AS e, json_each(e.files) AS j "
+        "WHERE e.id > ? AND e.project = ? AND e.kind = 'tool' AND e.action = 'edit' "
+        "ORDER BY j.value", (int(after), project))]
