@@ -24,11 +24,36 @@ The model is loaded once per process (about 0.5 s), and the project's vectors ar
 one matrix (`codevectors.nearest(cached=True)`), so only a warm process is fast.
 Standard library only at import (the SQL is in `storage`); nothing here imports
 tree-sitter, and onnxruntime only when a query is embedded.
+
+**Files** (`files`, recall's snippet channel): the files of the project ranked by RRF
+(k = 60) over file rankings: `keyword` (each file by its best chunk in the BM25 ranking,
+`DEPTH` chunks deep), `symbol` (below) and, with vectors, `vector` (each file by its best
+chunk in the kNN ranking). Each file carries its best snippet: its best keyword chunk, else
+its best defining chunk, else its best vector chunk.
+
+The `symbol` ranking: the files that define a name the query mentions as code, or that
+the query names as a module or a path. A task description names the code it is about
+(`lambdify`, `Point2D`, `sympy.physics.units.util`, `src/_pytest/main.py`), and BM25 over
+chunks ranks the prose that repeats its words (issue templates, docs, tests) above the
+definition. Mentioned as code (`code_names`): an identifier in backticks, in a fenced or
+indented block or a `>>>` line, followed by `(`, or spelled like code (`_`, `.`, a
+digit, or a lower-case letter then an upper-case one); at least 3 characters. A file's
+score is the sum, over the names it defines (a chunk's `name`, case-sensitive), of
+ln(N / df), N the project's indexed files and df those defining the name; a module
+(`a.b.c` -> `a/b/c.py`, `a/b/c/__init__.py`, also under `src/`) or path mentioned adds
+ln N, as a name only it defines. Measured on claude-code-swebench-lite (143 tasks, gold
+patch files, `benchmarks/measure_localization.py`, the index's ranking alone): MRR@10
+0.406 keyword only, 0.400 symbol only, 0.507 fused with equal weights (Acc@5 0.573 ->
+0.678). Every identifier instead of those spelled as code gave 0.514 fused: the same
+within noise, and ordinary words in a prompt ("fix", "value") would find the functions
+so named; the stricter rule is kept.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import asdict, dataclass
 
 from brainbox.storage import codeindex as _sql
@@ -53,6 +78,14 @@ RRF_K = 60
 DEPTH = 50
 COMMON_MIN = 1000
 RAREST = 8
+MAX_NAMES = 64  # names of a query the symbol ranking looks up
+MIN_NAME = 3
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CODE_SPELLING = re.compile(r"[_.0-9]|[a-z][A-Z]")
+_TICKS = re.compile(r"`([^`\n]+)`")
+_FENCE = re.compile(r"```.*?```", re.DOTALL)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
+_PATH = re.compile(r"[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+\.[A-Za-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -137,14 +170,7 @@ def _model_for(conn, root: str, embedder):
 
 def fuse(rankings: dict[str, list[int]], k: int = RRF_K) -> list[tuple[int, float, tuple]]:
     """Reciprocal rank fusion: `[(chunk id, score, channels)]`, best first (ties by id)."""
-    score: dict[int, float] = {}
-    found: dict[int, list[str]] = {}
-    for name, ids in rankings.items():
-        for rank, cid in enumerate(ids, start=1):
-            score[cid] = score.get(cid, 0.0) + 1.0 / (k + rank)
-            found.setdefault(cid, []).append(name)
-    return sorted(((c, s, tuple(found[c])) for c, s in score.items()),
-                  key=lambda r: (-r[1], r[0]))
+    return _fuse_keys(rankings, k)
 
 
 def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
@@ -175,6 +201,140 @@ def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
     meta = _sql.chunk_rows(conn, root, [c for c, _s, _ch in fused])
     return Result([Snippet(*meta[c], round(s, 6), ch) for c, s, ch in fused if c in meta],
                   False, "")
+
+
+def code_names(query: str) -> tuple[list[str], list[str]]:
+    """(names, dotted) the query mentions as code (module docstring): the names to look up
+    as definitions (each dotted identifier's last part too), and the dotted identifiers,
+    possible module names; in order of first mention, at most `MAX_NAMES` names."""
+    q = query or ""
+    code = set(_CALL.findall(q))
+    for part in _TICKS.findall(q) + _FENCE.findall(q):
+        code.update(_IDENT.findall(part))
+    for line in q.splitlines():
+        if line.startswith((">>>", "    ", "\t")):
+            code.update(_IDENT.findall(line))
+    names, dotted = {}, {}
+    for ident in _IDENT.findall(q):
+        if ident not in code and not _CODE_SPELLING.search(ident):
+            continue
+        parts = ident.split(".")
+        if len(parts) > 1:
+            dotted.setdefault(ident, None)
+        for name in (ident, parts[-1]) if len(parts) > 1 else (ident,):
+            if len(name) >= MIN_NAME and "." not in name:
+                names.setdefault(name, None)
+    return list(names)[:MAX_NAMES], list(dotted)
+
+
+def _module_paths(dotted: str) -> list[str]:
+    """Files a dotted name may be, longest prefix first (`a.b.c` -> `a/b/c.py`, ...)."""
+    parts = dotted.split(".")
+    out = []
+    for j in range(len(parts), 1, -1):
+        base = "/".join(parts[:j])
+        for p in (f"{base}.py", f"{base}/__init__.py"):
+            out += [p, f"src/{p}"]
+    return out
+
+
+def symbol_files(conn, root: str, query: str) -> list[tuple[str, float, tuple]]:
+    """The `symbol` ranking (module docstring): `[(path, score, chunk)]`, best first (ties
+    by path), `chunk` the file's best defining chunk (or its first, for a module or path
+    mentioned) as `(path, start_line, end_line, kind, symbol, chunk id)`."""
+    root = os.path.abspath(root)
+    names, dotted = code_names(query)
+    paths = [p for d in dotted for p in _module_paths(d)] + _PATH.findall(query or "")
+    if not names and not paths:
+        return []
+    n_files = _sql.file_count(conn, root)
+    if not n_files:
+        return []
+    rows = _sql.defining(conn, root, names)
+    df: dict[str, set] = {}
+    for r in rows:
+        df.setdefault(r[5], set()).add(r[0])
+    score: dict[str, float] = {}
+    best: dict[str, tuple] = {}
+    for where in df.values():
+        w = math.log(n_files / len(where))
+        for path in where:
+            score[path] = score.get(path, 0.0) + w
+    for r in rows:  # a file's defining chunk of its rarest name, first by line on ties
+        w = math.log(n_files / len(df[r[5]]))
+        if r[0] not in best or w > best[r[0]][0]:
+            best[r[0]] = (w, (*r[:5], r[6]))
+    first = _sql.first_chunks(conn, root, paths)
+    for d in dotted:  # the longest module prefix that is a file, once per name
+        hit = next((p for p in _module_paths(d) if p in first), None)
+        if hit is not None:
+            score[hit] = score.get(hit, 0.0) + math.log(n_files)
+            best.setdefault(hit, (0.0, first[hit]))
+    for p in dict.fromkeys(_PATH.findall(query or "")):
+        if p in first:
+            score[p] = score.get(p, 0.0) + math.log(n_files)
+            best.setdefault(p, (0.0, first[p]))
+    ranked = sorted(score, key=lambda p: (-score[p], p))
+    return [(p, round(score[p], 6), best[p][1]) for p in ranked if score[p] > 0]
+
+
+@dataclass(frozen=True)
+class FileHit:
+    path: str
+    score: float  # RRF over the file rankings that found it
+    snippet: Snippet  # its best snippet
+    channels: tuple[str, ...]
+
+
+def files(conn, root: str, query: str, depth: int = DEPTH, *, embedder=None) -> list[FileHit]:
+    """The project's files for `query`, best first (module docstring, **Files**): RRF of
+    the keyword, symbol and (with `embedder` and vectors) vector file rankings, each
+    `depth` deep. Keyword and symbol only by default: recall serves the prompt hook,
+    which loads no embedding model."""
+    root = os.path.abspath(root)
+    if depth <= 0:
+        return []
+    rankings: dict[str, list[str]] = {}
+    chunk: dict[str, tuple] = {}
+
+    def by_file(name, rows):
+        order = []
+        for r in rows:
+            if r[0] not in chunk:
+                chunk[r[0]] = r
+            if r[0] not in order:
+                order.append(r[0])
+        if order:
+            rankings[name] = order[:depth]
+
+    by_file("keyword", [(*r[:5], r[6]) for r in keyword_rows(conn, root, query, depth)])
+    by_file("symbol", [c for _p, _s, c in symbol_files(conn, root, query)])
+    embedder, _note = _model_for(conn, root, embedder)
+    if embedder is not None:
+        from brainbox import codevectors
+
+        qvec = embedder.embed([query or ""])[0]
+        ids = [cid for cid, _d in codevectors.nearest(conn, root, qvec, depth, cached=True)]
+        meta = _sql.chunk_rows(conn, root, ids)
+        by_file("vector", [(*meta[c], c) for c in ids if c in meta])
+    out = []
+    for path, score, channels in _fuse_keys(rankings):
+        p, s, e, kind, sym, _cid = chunk[path]
+        out.append(FileHit(path, round(score, 6), Snippet(p, s, e, kind, sym, round(score, 6),
+                                                          channels), channels))
+    return out
+
+
+def _fuse_keys(rankings: dict[str, list], k: int = RRF_K) -> list[tuple]:
+    """`fuse` over any keys: `[(key, score, channels)]`, best first (ties by key)."""
+    score: dict = {}
+    found: dict = {}
+    for name, keys in rankings.items():
+        for rank, key in enumerate(keys, start=1):
+            score[key] = score.get(key, 0.0) + 1.0 / (k + rank)
+            found.setdefault(key, []).append(name)
+    return sorted(((c, s, tuple(found[c])) for c, s in score.items()),
+                  key=lambda r: (-r[1], r[0]))
 
 
 def indexed(conn, root: str) -> bool:

@@ -26,6 +26,19 @@ class DecayRefused(BrainboxError):
     """A decay would prune more than half of the memory and was not forced."""
 
 
+def snippet_files(conn, root: str, query: str, depth: int = SNIPPET_DEPTH) -> dict:
+    """{path: (score, "path:start-end kind symbol")}, best first: what recall's snippet
+    channel ranks files by (`Memory._snippets`; the localization replay uses it too)."""
+    from brainbox import codesearch
+
+    out = {}
+    for hit in codesearch.files(conn, root, query, depth):
+        sn = hit.snippet
+        what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
+        out[hit.path] = (float(hit.score), f"{sn.path}:{sn.start_line}-{sn.end_line}" + what)
+    return out
+
+
 class Memory:
     def __init__(self, conn, *, autosave: bool = True, path: str | None = None):
         self.conn = conn
@@ -245,20 +258,15 @@ class Memory:
         return results
 
     def _snippets(self, query: str, project: str | None) -> dict:
-        """{path: (score, "path:start-end kind symbol")} of each file's best snippet among
-        the code index's best SNIPPET_DEPTH for `query` (empty without an index). Keyword
-        only: recall serves the prompt hook, which loads no embedding model."""
+        """{path: (score, "path:start-end kind symbol")} of the code index's files for
+        `query`, best first, each with its best snippet (`codesearch.files`: keyword and
+        symbol rankings, SNIPPET_DEPTH deep; empty without an index). No vectors: recall
+        serves the prompt hook, which loads no embedding model."""
         from brainbox import codesearch
 
         if not project or not query.strip() or not codesearch.indexed(self.conn, project):
             return {}
-        best: dict = {}
-        for sn in codesearch.search(self.conn, project, query, SNIPPET_DEPTH, embedder=None):
-            if sn.path not in best:  # best first
-                what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
-                where = f"{sn.path}:{sn.start_line}-{sn.end_line}"
-                best[sn.path] = (float(sn.score), where + what)
-        return best
+        return snippet_files(self.conn, project, query, SNIPPET_DEPTH)
 
     def search(self, query: str, *, project: str | None = None, cwd: str | None = None,
                limit: int = 10) -> list[dict]:

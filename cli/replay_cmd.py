@@ -62,6 +62,19 @@ def _write(path: str, text: str) -> None:
             fh.write(text)
 
 
+def _repos(value: str | None) -> tuple[int | None, str | None]:
+    """``--repos N|DIR`` as (N largest repositories, snapshot folder): a folder that
+    exists is snapshots, a whole number >= 1 is N; anything else exits 2 with one line."""
+    if value is None:
+        return None, None
+    if os.path.isdir(value):
+        return None, value
+    if value.isdigit() and int(value) >= 1:
+        return int(value), None
+    raise click.BadParameter(f"{value!r} is neither a number of repositories (1 or more) "
+                             "nor a folder of source snapshots", param_hint="'--repos'")
+
+
 class _Recall(click.Choice):
     """``click.Choice`` over a name of ``brainbox.recall`` (``CHANNELS``, the keys of
     ``FUSION``), read only when the choices are needed (the option given, or ``replay
@@ -85,7 +98,11 @@ def register(cli) -> None:
     @click.argument("sources", nargs=-1, type=click.Path(exists=False))
     @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
                   help="Trajectory format of every SOURCE.")
-    @click.option("--repos", type=click.IntRange(min=1), help="Keep the N largest repositories.")
+    @click.option("--repos", "repos_opt", metavar="N|DIR",
+                  help="N: keep the N largest repositories. DIR: a folder of source "
+                       "snapshots laid out like ../shared/data/repos/; also score "
+                       "localization over every file of each snapshot (tasks at or after "
+                       "it) against BM25 over files and a repository map.")
     @click.option("--max-tasks-per-repo", type=click.IntRange(min=1),
                   help="Keep each repository's N earliest tasks (by PR number).")
     @click.option("--split", type=click.Choice(("dev", "test", "all")), default="all",
@@ -133,7 +150,7 @@ def register(cli) -> None:
                   show_default=True,
                   help="The compiled per-task replay loop, or the Python reference loop "
                        "(identical results, slower; for checking).")
-    def replay(sources, fmt, repos, max_tasks_per_repo, split, seed, bootstrap, workers,
+    def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
                md_out, fig_out, files, ablations, fusion, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
@@ -145,6 +162,8 @@ def register(cli) -> None:
               --markdown out.md --figure out.png
           brainbox replay runs/ --format swe-agent --repos 5 --split test
           brainbox replay ../shared/data/trajectories --files both --ablations
+          brainbox replay ../shared/data/trajectories/claude-code-swebench-lite \\
+              --repos ../shared/data/repos
           brainbox replay --synthetic 100000 --no-progress --json
         """
         from brainbox import BrainboxError
@@ -153,6 +172,7 @@ def register(cli) -> None:
 
         if not sources and not synthetic:
             raise click.UsageError("give at least one SOURCE or --synthetic EVENTS")
+        repos, snapshots = _repos(repos_opt)
         if scheduler and workers != 1:
             raise click.UsageError("--workers and --scheduler exclude each other")
         if fig_out and not fig_out.lower().endswith((".png", ".svg", ".pdf")):
@@ -169,7 +189,7 @@ def register(cli) -> None:
                          scheduler=scheduler, ablate=ablate, synthetic=synthetic,
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
                          progress=not no_progress, engine=engine, files=files,
-                         ablations=ablations, fusion=fusion,
+                         ablations=ablations, fusion=fusion, snapshots=snapshots,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             _fail(_cli_message(str(exc)))

@@ -173,6 +173,38 @@ def _cohort_section(name: str, c: dict, methods: list[str], level: str) -> list[
     return lines
 
 
+def localization_section(loc: dict) -> list[str]:
+    """Whole-repository localization (`brainbox.eval.localization`, `--repos DIR`): per
+    gold, each method's means and brainbox minus each with its paired interval."""
+    sk = loc["skipped"]
+    lines = ["## Whole-repository localization", "",
+             (f"Every file of the snapshots in `{loc['folder']}` is a candidate (the probes "
+             f"above rank only files memory has seen). {loc['tasks']} tasks at or after "
+             f"their repository's snapshot; left out: {sk['before_snapshot']} before it (no "
+             f"foresight), {sk['no_snapshot']} without a snapshot, {sk['no_manifest_pr']} "
+             "whose snapshot has no PR number in MANIFEST.tsv. A task is eligible for a "
+             "gold when one of its files is in the snapshot."), ""]
+    names = {"edit": "files the agent edited", "patch": "files of the gold patch"}
+    for kind, g in loc["golds"].items():
+        if not g["scored"]:
+            lines += [f"Gold: {names.get(kind, kind)}: no eligible task.", ""]
+            continue
+        ms = list(g["mean"])
+        frac = g["scored"] / loc["tasks"] if loc["tasks"] else 0.0
+        lines += [(f"### Gold: {names.get(kind, kind)} ({g['scored']} eligible tasks, "
+                  f"{frac:.0%})"), ""]
+        lines += _table(["Method", *loc["metrics"]],
+                        [[m, *(_f(g["mean"][m][k]) for k in loc["metrics"])] for m in ms],
+                        "l" + "r" * len(loc["metrics"]))
+        lines += ["", f"{ms[0]} minus each (paired 95% bootstrap interval):", ""]
+        lines += _table(["Minus", *loc["metrics"]],
+                        [[m, *(f"{_f(d[k]['mean'], True)} {_ci(d[k]['ci'])}"
+                               for k in loc["metrics"])] for m, d in g["diff"].items()],
+                        "l" + "r" * len(loc["metrics"]))
+        lines.append("")
+    return lines
+
+
 def markdown(result: dict) -> str:
     """The whole report as Markdown: each view (the headline first), its cohorts, the
     ablation tables, the timings."""
@@ -214,6 +246,8 @@ def markdown(result: dict) -> str:
                 lines += [f"### {LABELS[view]}", ""] + ablation_table(result, view) + [""]
     if result.get("calibration"):
         lines += calibration_section(result, vs)
+    if result.get("localization"):
+        lines += localization_section(result["localization"])
     lines += ["## Timings", ""]
     eps = tm.get("events_per_s")
     if tm.get("replays", 1) > 1 or tm.get("reused"):

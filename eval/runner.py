@@ -349,7 +349,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
         progress: bool = True, engine: str = "compiled", files: str = "both",
         ablations: bool = False, fusion: str | None = None, min_probability: float | None = None,
-        calibration_rows: bool = False, log=None) -> dict:
+        calibration_rows: bool = False, snapshots=None, log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
 
     ``files``: the views replayed (``all``, ``repo`` or ``both``, :mod:`brainbox.eval.views`);
@@ -361,11 +361,18 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     relevance floor (None: recall's own; ``brainbox fit`` replays with 0). ``calibration``
     holds, per view, the leave-one-repository-out reliability of the engine's confidence
     (:mod:`brainbox.eval.calibration`), and with ``calibration_rows`` every prediction
-    (``rows``: repository -> ``calibration.merge`` lists)."""
+    (``rows``: repository -> ``calibration.merge`` lists). ``snapshots``: a folder of
+    source snapshots (``--repos DIR``): the result's ``localization`` then holds the
+    whole-repository localization of every series with a snapshot
+    (:mod:`brainbox.eval.localization`), run after the replay in this process."""
     from brainbox.recall import CHANNELS, DEFAULT_FUSION, FUSION
 
     fusion = fusion or DEFAULT_FUSION
     log = log or (lambda msg: print(msg, file=sys.stderr))
+    if snapshots is not None:
+        from brainbox.eval import localization
+
+        localization.snapshots(snapshots)  # a bad folder fails before the replay
     bad = sorted(set(ablate) - set(CHANNELS))
     if bad:
         raise BrainboxError(f"unknown channel {bad[0]!r}; expected one of {', '.join(CHANNELS)}")
@@ -391,6 +398,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         "engine": engine, "fusion": fusion, "min_probability": min_probability,
         "files": files, "views": list(V.FILES[files]),
         "ablations": channels, "ablations_skipped": skipped,
+        "snapshots": None if snapshots is None else str(snapshots),
     }
     views = V.FILES[files]
     runs_per_series = len(views) * (1 + len(channels))
@@ -400,7 +408,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     ex = (_Dask(bar, scheduler) if scheduler else _Pool(bar, workers) if workers > 1
           else _Local(bar))
     bar.parallel = ex.workers != 1
-    payloads, futures = [], []
+    payloads, futures, loc_jobs = [], [], []
     try:
         # 1. Inputs, and each source's series submitted as soon as it is loaded (small
         #    sources replay while large ones still load). Larger series go first.
@@ -431,6 +439,8 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
                      for repo, ts in S.select(tasks, repos=repos,
                                               max_tasks_per_repo=max_tasks_per_repo, split=split)]
             n_tasks += sum(len(p["tasks"]) for p in batch)
+            if snapshots is not None:
+                loc_jobs += [(label, p["repo"], p["tasks"]) for p in batch]
             submit(batch)
         t_load = time.perf_counter() - t
         bar.total = None if synthetic else n_tasks * runs_per_series
@@ -484,6 +494,14 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
             "events": ev, "series_wall_s": sum(r["timings"]["total"] for r in rs),
             "series_cpu_s": cpu_c, "events_per_s_per_core": ev / cpu_c if cpu_c else None}
     t_eval = time.perf_counter() - t
+    loc_doc, t_loc = None, 0.0
+    if snapshots is not None:
+        from brainbox.eval import localization
+
+        t = time.perf_counter()
+        loc_doc = localization.run(loc_jobs, snapshots, sources=[p for _, p in expanded],
+                                   seed=seed, resamples=bootstrap, log=log)
+        t_loc = time.perf_counter() - t
     commit, dirty = source_commit()
     events = sum(r["replayed"]["events"] for r in merged)  # every replay run, views and ablations
     # Each process warms up once, before its first series; processes warm up side by side.
@@ -504,6 +522,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         "views": by_view,
         "ablations": ablation_doc,
         "calibration": calibration,
+        "localization": loc_doc,
         "series": [{"source": r["source"], "repo": r["repo"],
                     "tasks": len(r["runs"][views[0]]["full"]),
                     "events": r["events"], "skipped_events": r["skipped_events"]}
@@ -514,7 +533,8 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
             "cpu_count": os.cpu_count(),
             "wall_s": time.perf_counter() - t_wall, "load_s": t_load,
             "replay_s": t_replay, "replay_after_load_s": t_replay - t_load,
-            "manifest_s": t_manifest, "evaluate_s": t_eval, "events": events,
+            "manifest_s": t_manifest, "evaluate_s": t_eval, "localization_s": t_loc,
+            "events": events,
             "replays": sum(r["replayed"]["replays"] for r in merged),
             "reused": sum(r["replayed"]["reused"] for r in merged),
             "compile_s": compile_s,

@@ -10,7 +10,9 @@ Schema (migration 003, `storage.db`):
 - `code_chunks(id, file_id, start_line, end_line, kind, symbol)`: lines are 1-based and
   inclusive; `kind` is function, method, class, type, impl, module or lines; `symbol` the
   qualified name (`Class.method`), NULL for windows of lines. Deleting a file's row deletes
-  its chunks (ON DELETE CASCADE; `connect()` turns foreign keys on).
+  its chunks (ON DELETE CASCADE; `connect()` turns foreign keys on). `name` (migration
+  007, a generated column, indexed) is the last dotted part of `symbol`, the name the
+  chunk defines.
 
 - `code_fts(path, symbol, body)` (migration 004): an FTS5 table, rowid = the chunk's id,
   holding pre-split terms (the caller splits: `brainbox.text`), not the source text; the
@@ -133,6 +135,42 @@ def search(conn, root: str, match: str, limit: int) -> list[tuple]:
         "JOIN code_files f ON f.id = c.file_id "
         "WHERE code_fts MATCH ? AND f.root = ? ORDER BY score, f.path, c.start_line LIMIT ?",
         (*WEIGHTS, match, root, limit))]
+
+
+def defining(conn, root: str, names) -> list[tuple]:
+    """The chunks of `root` that define one of `names` (their `name`, case-sensitive):
+    `(path, start_line, end_line, kind, symbol, name, chunk id)`, by path and line."""
+    names = sorted(set(names))
+    if not names:
+        return []
+    marks = ",".join("?" * len(names))
+    return [tuple(r) for r in conn.execute(
+        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.name, c.id "
+        "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
+        f"WHERE c.name IN ({marks}) AND f.root = ? ORDER BY f.path, c.start_line, c.id",
+        (*names, root))]
+
+
+def first_chunks(conn, root: str, paths) -> dict[str, tuple]:
+    """{path: its first chunk `(path, start_line, end_line, kind, symbol, chunk id)`} for
+    those of `paths` indexed under `root`."""
+    paths = sorted(set(paths))
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    out: dict[str, tuple] = {}
+    for r in conn.execute(
+            "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.id "
+            "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
+            f"WHERE f.root = ? AND f.path IN ({marks}) ORDER BY f.path, c.start_line, c.id",
+            (root, *paths)):
+        out.setdefault(r[0], tuple(r))
+    return out
+
+
+def file_count(conn, root: str) -> int:
+    """Files indexed under `root`."""
+    return conn.execute("SELECT count(*) FROM code_files WHERE root = ?", (root,)).fetchone()[0]
 
 
 def chunk_rows(conn, root: str, chunk_ids) -> dict[int, tuple]:

@@ -245,9 +245,23 @@ def _m006_code_graph(conn) -> None:
                  + mark.replace("new.", "old."))
 
 
+def _m007_chunk_names(conn) -> None:
+    """Each chunk's defined name, the last dotted part of its qualified symbol
+    (`Class.method` -> `method`; NULL for windows of lines), as a generated column with an
+    index: the code search looks up the names a query mentions (`brainbox.codesearch`,
+    the symbol ranking). Generated, so every chunk has it, old ones included, and no
+    writer can get it wrong. `rtrim(symbol, <its characters but dots>)` keeps the symbol
+    up to its last dot."""
+    conn.execute("ALTER TABLE code_chunks ADD COLUMN name TEXT GENERATED ALWAYS AS "
+                 "(substr(symbol, length(rtrim(symbol, replace(symbol, '.', ''))) + 1)) "
+                 "VIRTUAL")
+    conn.execute("CREATE INDEX code_chunks_name ON code_chunks(name)")
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
               ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
-              ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph)]
+              ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph),
+              ("007_chunk_names", _m007_chunk_names)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -247,3 +247,79 @@ def test_forty_files_of_the_sympy_snapshot(conn, sympy_core):
     assert found[0].path == "sympy/core/evaluate.py"
     found = codesearch.search(conn, str(root), "core function", 10)
     assert found and all(s.path.startswith("sympy/core/") for s in found)
+
+
+# --- the symbol ranking and the files of recall's snippet channel --------------------------
+
+def test_names_mentioned_as_code():
+    names, dotted = codesearch.code_names(
+        "Calling `render` on a Widget fails: helper_3(x) returns None, and "
+        "sympy.physics.units.util breaks parseQuantity. Fix the value\n"
+        "    >>> total(items)\n```\nInvoice.lines()\n```")
+    assert set(names) == {"render", "helper_3", "util", "parseQuantity", "total", "lines",
+                          "items"}  # of a dotted name, its last part
+    assert dotted == ["sympy.physics.units.util", "Invoice.lines"]
+    # plain words are not names: "Calling", "Widget", "fails", "Fix", "value"
+    assert codesearch.code_names("Fix the value of the Widget") == ([], [])
+    assert codesearch.code_names("") == ([], [])
+    assert codesearch.code_names("`ab` x_y") == (["x_y"], [])  # shorter than 3: not a name
+
+
+def test_a_file_that_defines_a_named_function_outranks_prose_that_repeats_it(conn, tmp_path):
+    root = write(tmp_path / "proj", {
+        **FILLER,
+        "src/billing.py": "def compute_total(items):\n    return sum(items)\n",
+        "docs/billing.md": "compute_total compute total: compute_total sums the total. "
+                           "Call compute_total to compute the total.\n",
+        "src/report.py": "from src.billing import compute_total\n\n"
+                         "def monthly(items):\n    return compute_total(items)\n",
+    })
+    codeindex.build(conn, str(root))
+    query = "compute_total() returns the wrong total"
+    assert codesearch.search(conn, str(root), query, 1)[0].path == "docs/billing.md"
+    ranked = codesearch.symbol_files(conn, str(root), query)
+    assert [p for p, _s, _c in ranked] == ["src/billing.py"]  # defines it; report only calls
+    assert ranked[0][2][:5] == ("src/billing.py", 1, 2, "function", "compute_total")
+    hits = codesearch.files(conn, str(root), query)
+    assert hits[0].path == "src/billing.py" and hits[0].channels == ("keyword", "symbol")
+    assert hits[0].snippet.symbol == "compute_total"
+    assert {h.path for h in hits} >= {"docs/billing.md", "src/report.py"}
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_rarer_names_weigh_more_and_modules_and_paths_count(conn, tmp_path):
+    import math
+
+    root = write(tmp_path / "proj", {
+        **FILLER,  # twelve files define `render` (Widget<i>.render)
+        "pkg/solo.py": "def only_here():\n    pass\n",
+        "pkg/sub/mod.py": "x = 1\n",
+        "pkg/sub/__init__.py": "",
+        "src/pkg2/core.py": "y = 2\n",
+    })
+    codeindex.build(conn, str(root))
+    n = 16
+    got = {p: s for p, s, _c in codesearch.symbol_files(
+        conn, str(root), "`render` and only_here() and pkg.sub.mod and pkg2.core.thing "
+                         "and lib/mod3.py")}
+    assert got["pkg/solo.py"] == pytest.approx(math.log(n / 1), abs=1e-5)
+    assert got["lib/mod0.py"] == pytest.approx(math.log(n / 12), abs=1e-5)
+    assert got["pkg/sub/mod.py"] == pytest.approx(math.log(n), abs=1e-5)
+    assert got["src/pkg2/core.py"] == pytest.approx(math.log(n), abs=1e-5)  # under src/
+    assert got["lib/mod3.py"] == pytest.approx(math.log(n / 12) + math.log(n), abs=1e-5)
+    assert "pkg/sub/__init__.py" not in got  # the longest prefix that is a file
+    assert codesearch.symbol_files(conn, str(root), "nothing named here") == []
+
+
+def test_a_database_from_before_migration_7_finds_names_without_reindexing(tmp_path,
+                                                                           monkeypatch):
+    root = project(tmp_path)
+    path = tmp_path / "old.db"
+    build_with_old_schema(monkeypatch, path, root, 6)
+    c = store.connect(path)
+    try:
+        ranked = codesearch.symbol_files(c, str(root), "Invoice.lines() is empty")
+        assert [p for p, _s, _c in ranked] == ["src/billing.py"]
+        assert ranked[0][2][4] == "Invoice.lines"
+    finally:
+        c.close()
