@@ -13,7 +13,15 @@ import time
 
 from brainbox import BrainboxError, learning, paths, store
 from brainbox.events import EventError, normalize, project_root, relative_path
-from brainbox.recall import Index, Params, Result, channel_weights, predict_tools, recall
+from brainbox.recall import (
+    Index,
+    Params,
+    Result,
+    channel_weights,
+    predict_tools,
+    recall,
+    uses_associative,
+)
 from brainbox.state import ERROR, FILE, KIND_NAMES, TOOL, State
 from brainbox.storage import arrays as store_arrays
 from brainbox.storage import db as dbmod
@@ -251,11 +259,32 @@ class Memory:
         best = self._snippets(query or "", project) if code else {}
         results = recall(self.index, query or "", project=project, session=session,
                          limit=limit, now=now, params=params,
-                         snippets={p: sc for p, (sc, _) in best.items()} or None)
+                         snippets={p: sc for p, (sc, _) in best.items()} or None,
+                         structure=self._structure(project, params) if code else None)
         for r in results:
             if r.path in best:
                 r.snippet = best[r.path][1]
         return results
+
+    def _prior(self, project: str | None):
+        """The code graph's `P` over the files memory knows of `project`
+        (`brainbox.structure.prior`); None without an index or an edge between them."""
+        from brainbox import codesearch, structure
+
+        if not project or not codesearch.indexed(self.conn, project):
+            return None
+        return structure.prior(self.conn, self.state, project)
+
+    def _structure(self, project: str | None, params: Params | None = None, P=None):
+        """The effective graph W-else-P (`brainbox.structure`) of the project when recall
+        spreads (the associative channel in use) and its code graph links files memory
+        knows; else None."""
+        if not project or not uses_associative(params):
+            return None
+        from brainbox import structure
+
+        P = self._prior(project) if P is None else P
+        return None if P is None else structure.effective(self.state, P)
 
     def _snippets(self, query: str, project: str | None) -> dict:
         """{path: (score, "path:start-end kind symbol")} of the code index's files for
@@ -292,14 +321,22 @@ class Memory:
         rid = st.res_index.get((FILE, project, path))
         if rid is None:
             raise BrainboxError(f"{path} is not in memory for project {project}")
+        from brainbox import structure
+
+        params = Params(min_probability=0.0)
+        P = self._prior(project)
         results = recall(self.index, query or "", project=project, session=session,
-                         limit=10**9, params=Params(min_probability=0.0))
+                         limit=10**9, params=params,
+                         structure=self._structure(project, params, P))
         hit = next((r for r in results if r.path == path), None)
-        col = st.matrices()["W"][:, [rid]].tocoo()
+        W = st.matrices()["W"]
+        col = W[:, [rid]].tocoo()
+        # learned associations, and the code graph's edges nothing learned replaces
         incoming = sorted(
-            ((st.res_key[int(r)], KIND_NAMES[int(st.kind[r])], float(v))
-             for r, v in zip(col.row, col.data)),
-            key=lambda x: -x[2],
+            [(st.res_key[int(r)], KIND_NAMES[int(st.kind[r])], float(v), False)
+             for r, v in zip(col.row, col.data)]
+            + [(st.res_key[r], "file", v, True) for r, v in structure.incoming(P, W, rid)],
+            key=lambda x: (-x[2], x[0]),
         )[:10]
         rank = next((i for i, r in enumerate(results, 1) if r.path == path), None)
         return {
@@ -308,7 +345,8 @@ class Memory:
             "channels": hit.channels if hit else {}, "via": hit.via if hit else None,
             "access_count": int(st.n[rid]), "reinforcement": float(st.m[rid]),
             "last_access": float(st.last[rid]),
-            "incoming": [{"source": s, "kind": k, "w": round(v, 4)} for s, k, v in incoming],
+            "incoming": [{"source": s, "kind": k, "w": round(v, 4), "structural": st_}
+                         for s, k, v, st_ in incoming],
             "weights": channel_weights(self.index, query or "", project=project,
                                        session=session),
         }

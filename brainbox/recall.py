@@ -304,6 +304,7 @@ class Ranking(NamedTuple):
     ranks: np.ndarray  # channels x candidates, 0 = absent
     parent: np.ndarray | None
     context: str = "prompt"  # brainbox.confidence's: "session" if it held a project file
+    structure: object = None  # brainbox.structure.Effective spread over, if any
 
 
 RankArgs = namedtuple("RankArgs", (
@@ -318,12 +319,13 @@ RankArgs.__doc__ = """The arguments of `brainbox.kernels.rank_files`, by name an
 def rank_args(index: Index, query: str, *, project: str | None = None,
               session: str | None = None, now: float | None = None,
               params: Params | None = None, snippets: dict | None = None,
-              limit: int = 0) -> RankArgs | None:
+              limit: int = 0, structure=None) -> RankArgs | None:
     """One recall as the arguments of `brainbox.kernels.rank_files`: the plan (`plan`), its
     weights for this query (`kernels.policy.weights`, recency by the session-reference rule
     `kernels.policy.in_session`), the query's terms and the state arrays; None
     without project files. `limit` > 0: only the best `limit` are wanted (the kernel then
-    ranks less)."""
+    ranks less). `structure`: the effective graph W-else-P (`brainbox.structure`), which
+    spreading and recurrence then read instead of W alone."""
     pl = plan(params, snippets=bool(snippets))
     index.refresh()
     s = index.state
@@ -343,16 +345,33 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     credit = s.credit.get(project) if project is not None else None
     lam, s_max = KP.weights(pl, in_sess, _NO_CREDIT if credit is None else credit)
     snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
-    adj = s.adjacency()
+    if structure is not None:
+        g = structure
+        adj_off, adj_len, pool_dst, pool_e, ew, n_edges = (
+            g.adj_off, g.adj_len, g.pool_dst, g.pool_e, g.ew, g.n_edges)
+        edst, rtop, rtop_n = g.pool_dst, s.rtop[:0], s.rtop_n[:0]  # rows scanned
+    else:
+        adj = s.adjacency()
+        adj_off, adj_len, pool_dst, pool_e, ew, n_edges = (
+            adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]))
+        edst, rtop, rtop_n = s.edst, s.rtop, s.rtop_n
     return RankArgs(tids, n_query, pl.max_terms, files, in_proj, s.doclen, s.post, path_ptr,
                     path_terms, pl.path_w,
-                    adj.off, adj.len, adj.dst, adj.edge, s.ew, int(s.n_edges[0]),
+                    adj_off, adj_len, pool_dst, pool_e, ew, n_edges,
                     s.m[: s.n_res], index.blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
                     pl.a_floor, s.n, s.last, s.hist, s.hist_len, float(now), s.in_order,
                     pl.top_n, window, pl.recurrence_from, snip_ids, snip_scores, pl.use, lam,
-                    pl.rrf_k, s_max, pl.min_conf_session if in_sess else pl.min_conf, s.edst,
-                    s.rtop, s.rtop_n, s.bl_cache,
+                    pl.rrf_k, s_max, pl.min_conf_session if in_sess else pl.min_conf, edst,
+                    rtop, rtop_n, s.bl_cache,
                     int(limit))
+
+
+def uses_associative(params: Params | None = None) -> bool:
+    """Whether recall with `params` computes the associative channel (spreading): only
+    then is the effective graph of `brainbox.structure` worth building."""
+    pl = plan(params)
+    i = CHANNELS.index("associative")
+    return bool(pl.use[i]) and (float(pl.lam[i]) > 0 or float(pl.lam_prompt[i]) > 0)
 
 
 def channel_weights(index: Index, query: str, **kw) -> dict:
@@ -372,18 +391,18 @@ def rank(index: Index, query: str, **kw) -> Ranking | None:
     Keywords as `rank_args`. The policy is decided there; the numbers are one compiled call,
     `brainbox.kernels.rank_files`."""
     args = rank_args(index, query, **kw)
-    return None if args is None else _ranked(args)
+    return None if args is None else _ranked(args, kw.get("structure"))
 
 
-def _ranked(args: RankArgs) -> Ranking | None:
-    """The kernel's ranking of `args` (`rank`)."""
+def _ranked(args: RankArgs, structure=None) -> Ranking | None:
+    """The kernel's ranking of `args` (`rank`); `structure` as `rank_args` got it."""
     status, cand, scores, order, ranks, present, parent = K.rank_files(*args)
     if not status or not present.any():
         return None
     names = [c for c, on in zip(CHANNELS, present.tolist()) if on]
     ctx = "session" if KP.in_session(args.window, args.in_proj) else "prompt"
     return Ranking(cand, scores, scores / args.s_max, order, names, ranks[present], parent,
-                   ctx)
+                   ctx, structure)
 
 
 def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
@@ -405,19 +424,20 @@ def rank_ids(index: Index, query: str, *, limit: int = 10, **kw) -> np.ndarray:
 
 def recall(index: Index, query: str, *, project: str | None = None, session: str | None = None,
            limit: int = 10, now: float | None = None, params: Params | None = None,
-           snippets: dict | None = None) -> list[Result]:
+           snippets: dict | None = None, structure=None) -> list[Result]:
     """Ranked files for `query` with their evidence; empty when nothing is relevant.
 
     `snippets`: the code index's files for `query`, {path: score} best first (the snippet
     channel). Its rank of a file is the file's place among all of them, and a file of the
     index memory has never seen is a candidate too, ranked by that channel alone (its
     fused score lam_snippet / (k + rank)): the index reaches files no agent opened yet
-    (`code_ranking`)."""
+    (`code_ranking`). `structure`: the effective graph (`brainbox.structure`) spreading
+    reads instead of the learned W alone."""
     if snippets:
         return _with_code(index, query, project=project, session=session, limit=limit,
-                          now=now, params=params, snippets=snippets)
+                          now=now, params=params, snippets=snippets, structure=structure)
     r = rank(index, query, project=project, session=session, now=now, params=params,
-             limit=limit)
+             limit=limit, structure=structure)
     if r is None:
         return []
     top = r.order[:limit]
@@ -433,9 +453,17 @@ def _result(s: State, r: Ranking, i: int, prob: float, score: float | None = Non
     via = via_edge = None
     if r.parent is not None and r.parent[rid] >= 0:
         src = int(r.parent[rid])
-        weight = float(s.ew[K.find_edge(s.hkeys, s.hslot, src, rid)])
+        e = int(K.find_edge(s.hkeys, s.hslot, src, rid))
+        structural = False
+        if e >= 0:
+            weight = float(s.ew[e])
+        else:  # reached along the code graph (brainbox.structure): no learned edge
+            from brainbox.structure import edge
+
+            weight, structural = edge(r.structure, src, rid)
         via_edge = (s.res_key[src], s.res_key[rid], weight)
-        via = f"{s.res_key[src]} -> {s.res_key[rid]} (w={weight:.2f})"
+        via = (f"{s.res_key[src]} -> {s.res_key[rid]} "
+               + ("(structural, " if structural else "(") + f"w={weight:.2f})")
     return Result(s.res_key[rid], float(prob), float(r.scores[i] if score is None else score),
                   chans, via, via_edge, float(r.conf[i] if conf is None else conf))
 
@@ -456,7 +484,7 @@ def code_ranking(index: Index, query: str, snippets: dict, *, project: str | Non
     known = {p for p in snippets if (FILE, project, p) in s.res_index}
     want = 0 if limit <= 0 else limit + len(known)
     args = rank_args(index, query, project=project, snippets=snippets, limit=want, **kw)
-    r = None if args is None else _ranked(args)
+    r = None if args is None else _ranked(args, kw.get("structure"))
     if args is None:  # memory knows no file of the project: the index alone
         pl = plan(kw.get("params"), snippets=True)
         lam, s_max = KP.weights(pl, False, _NO_CREDIT)

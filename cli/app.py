@@ -244,7 +244,9 @@ def explain(ctx, path, query, session, cwd, project, as_json):
         if d["via"]:
             click.echo(f"  via {d['via']}")
         for e in d["incoming"]:
-            click.echo(f"  <- {e['source']} ({e['kind']}, w={e['w']})")
+            how = "structural: the code graph, nothing learned" if e.get("structural") \
+                else e["kind"]
+            click.echo(f"  <- {e['source']} ({how}, w={e['w']})")
         if d.get("weights"):  # learned per project at a prompt (brainbox.learning)
             click.echo("  channel weights: " + ", ".join(f"{c} {w:g}"
                                                          for c, w in d["weights"].items()))
