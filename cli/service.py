@@ -290,7 +290,7 @@ START_SECTIONS = (("pins", "pinned:"), ("files", "likely files:"),
 
 def _start_lines(block: dict) -> dict[str, list[str]]:
     """Each section's lines, in the order memory gave them."""
-    lines = {
+    return {
         "pins": [f"- {_clean_line(p['value'])}" if p["kind"] == "file"
                  else f"- note: {_clean_line(p['value'])}" for p in block.get("pins") or ()],
         "files": [f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}"
@@ -299,17 +299,19 @@ def _start_lines(block: dict) -> dict[str, list[str]]:
                    f"{int(e['count'])}x" for e in block.get("errors") or ()],
         "procedures": [f"- {_clean_line(p['text'])}" for p in block.get("procedures") or ()],
     }
-    return lines
 
 
-def _fit_pins(head: list[str], lines: list[str], max_chars: int) -> list[str] | None:
-    """The pin lines that fit after `head`; when not all do, the last one kept is cut with
-    "…" and a marker says how many more there are. None when not even that fits."""
+def _fit_pins(lines: list[str], max_chars: int) -> list[str] | None:
+    """The pinned section (its title, then the pin lines that fit); when not all do, the
+    first that does not fit whole is cut with "…" and a marker says how many more there
+    are. None when not even that fits."""
+    head = [START_HEADER, START_SECTIONS[0][1]]
+
     def fits(body):
         return len(_wrap(head[0], head[1:] + body)) <= max_chars
 
     if fits(lines):
-        return lines
+        return [head[1], *lines]
 
     def marker(n):
         return [f"- … {n} more pinned (brainbox pins)"] if n else []
@@ -325,7 +327,7 @@ def _fit_pins(head: list[str], lines: list[str], max_chars: int) -> list[str] | 
     else:
         rest = marker(len(lines) - len(kept))
     body = kept + rest
-    return body if body and fits(body) else None
+    return [head[1], *body] if body and fits(body) else None
 
 
 def format_start(block: dict, max_chars: int):
@@ -338,14 +340,12 @@ def format_start(block: dict, max_chars: int):
     Nothing in it depends on the clock or the session: the same memory gives the same
     bytes."""
     sections = _start_lines(block)
-    body: list[str] = []
+    body: list[str] | None = []
     shown: list[dict] = []
-    head = [START_HEADER]
     if sections["pins"]:
-        pins = _fit_pins(head + ["pinned:"], sections["pins"], max_chars)
-        if pins is None:
+        body = _fit_pins(sections["pins"], max_chars)
+        if body is None:
             return "", []
-        body += ["pinned:", *pins]
     for name, title in START_SECTIONS[1:]:
         taken = 0
         for line in sections[name]:
