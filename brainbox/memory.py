@@ -28,6 +28,8 @@ from brainbox.storage import db as dbmod
 from brainbox.storage import queries
 
 SNIPPET_DEPTH = 50  # the code index's best snippets recall's snippet channel ranks files by
+START_FILES = 40  # files the SessionStart block may list (its budget decides how many do)
+START_ERRORS = 3  # open errors it may list
 
 
 class DecayRefused(BrainboxError):
@@ -430,6 +432,99 @@ class Memory:
         return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
                 for i in order.tolist()]
 
+    def start_block(self, project: str, session: str | None = None) -> dict:
+        """What the SessionStart block lists, in its order (`cli.service.format_start`
+        lays it out within the budget): the project's pins (pin order), its most likely
+        files (`session_start`, pinned files left out), its open errors (newest failure
+        first, `brainbox.openerrors`) and its live procedures. Every list is a function of
+        the log (and of which files exist): no clock, no counter, no session id."""
+        self.sync()
+        st = self.state
+        pins = st.pins.of(project)
+        pinned = {p["value"] for p in pins if p["kind"] == "file"}
+        files = [it for it in self.session_start(project, session, START_FILES)
+                 if it["path"] not in pinned]
+        return {"pins": pins, "files": files,
+                "errors": st.open_errors.newest(project, START_ERRORS),
+                "procedures": self.live_procedures(project)}
+
+    def live_procedures(self, project: str) -> list[dict]:
+        """The project's live procedures (DESIGN §4.9: what was done before a failing
+        command passed, once it has held up), each {"text": one line}. None exist yet:
+        this is the seam the SessionStart block reads, and it lists none."""
+        return []
+
+    # --- pins (brainbox.pins) -----------------------------------------------------------
+
+    def pin(self, path: str | None = None, *, text: str | None = None,
+            project: str | None = None, cwd: str | None = None) -> dict:
+        """Pin a file (project-relative, like every file resource) or a note to the top of
+        the project's SessionStart block. Returns the pin, with `pinned` False when it was
+        pinned already (nothing is written then). PinError (one line) on bad input."""
+        from brainbox import pins
+
+        ev = self._pin_event(path, text, project, cwd, "pin")
+        kind, value = pins.subject(ev, path)
+        self.sync()
+        found = self.state.pins.find(ev["project"], kind, value)
+        if found is not None:
+            return {**found[1], "project": ev["project"], "pinned": False}
+        dbmod.append_events(self.conn, [ev])
+        self.sync()
+        _, pin = self.state.pins.find(ev["project"], kind, value)
+        return {**pin, "project": ev["project"], "pinned": True}
+
+    def unpin(self, path: str | None = None, *, text: str | None = None,
+              pin_id: int | None = None, project: str | None = None,
+              cwd: str | None = None) -> dict:
+        """Remove a pin named by its file, its text or its id (an id in any project when
+        `project` is not given). PinError when nothing such is pinned."""
+        from brainbox import pins
+
+        self.sync()
+        if pin_id is not None:
+            if path is not None or text is not None:
+                raise pins.PinError("unpin takes one of PATH, --text or --id")
+            found = self.state.pins.find(_abs_project(project, cwd), pin_id=int(pin_id))
+            what = f"id {pin_id}"
+        else:
+            ev = self._pin_event(path, text, project, cwd, "unpin")
+            kind, value = pins.subject(ev, path)
+            found = self.state.pins.find(ev["project"], kind, value)
+            what = value
+        if found is None:
+            raise pins.PinError(f"nothing pinned matches {what}")
+        where, pin = found
+        raw = {"session": pins.SESSION, "project": where, "cwd": where,
+               "kind": "maintenance", "meta": {"op": "unpin", "id": pin["id"]}}
+        if pin["kind"] == "file":  # `forget` of the file deletes its unpin with its pin
+            raw["files"] = [os.path.join(where, pin["value"])]
+        dbmod.append_events(self.conn, [normalize(raw)])
+        self.sync()
+        return {**pin, "project": where, "unpinned": True}
+
+    def pins(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
+        """The project's pins in pin order (the order the SessionStart block lists them)."""
+        self.sync()
+        project = _abs_project(project, cwd) or self._project(None, cwd)
+        return [{**p, "project": project} for p in self.state.pins.of(project)]
+
+    def _pin_event(self, path, text, project, cwd, op) -> dict:
+        from brainbox import pins
+
+        here = os.path.abspath(cwd or os.getcwd())
+        project = _abs_project(project, here)
+        if project is None and path is not None and os.path.isabs(path):
+            project = project_root(os.path.dirname(path))  # its own project, from anywhere
+        elif project is not None and path is not None and not os.path.isabs(path) and not (
+                here + "/").startswith(project.rstrip("/") + "/"):
+            here = project  # a relative PATH with --project from elsewhere
+        raw = pins.record(path, text, project=project, cwd=here, op=op)
+        try:
+            return normalize(raw)
+        except EventError as exc:
+            raise pins.PinError(str(exc)) from exc
+
     def fix_files(self, fingerprint: str, project: str, k: int = 5) -> list[dict]:
         """The files of `project` an error (by its fingerprint) is most strongly linked
         to, strongest first (ties by path): the files that fixed it before."""
@@ -446,6 +541,13 @@ class Memory:
                 out.append({"path": st.res_key[col], "weight": round(float(weight), 4)})
         out.sort(key=lambda x: (-x["weight"], x["path"]))
         return out[:k]
+
+
+def _abs_project(project: str | None, cwd: str | None) -> str | None:
+    """A project named by the user, as events store it (absolute, normalised)."""
+    if project is None:
+        return None
+    return os.path.normpath(os.path.join(os.path.abspath(cwd or os.getcwd()), project))
 
 
 def _on_disk(project: str, path: str) -> bool:

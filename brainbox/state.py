@@ -44,6 +44,8 @@ from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
+from brainbox.openerrors import OpenErrors
+from brainbox.pins import Board
 from brainbox.text import path_tokens, tokens
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
@@ -142,6 +144,11 @@ class State(EdgeStore):
         self.credit: dict[str, np.ndarray] = {}
         self.learn_params = None  # recall's Params for the opening rankings (None: default)
         self.learn_index = None  # the recall Index those rankings use (made on first use)
+        # what the SessionStart block lists besides files (issue 17): each project's pins
+        # (brainbox.pins) and its errors not yet followed by a passing rerun
+        # (brainbox.openerrors), both folded from the log
+        self.pins = Board()
+        self.open_errors = OpenErrors()
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)
@@ -352,6 +359,8 @@ class State(EdgeStore):
                                     self._ctx_add(fid, t)
                     if ev.get("error_fp"):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
+                    self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
+                                             ev.get("exit_code"))
                 ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
                 ev_tool.append(tool)
                 tch_ptr.append(len(tch_res))
@@ -409,7 +418,10 @@ class State(EdgeStore):
         at = float(ev["at"])
         if ev["kind"] == "maintenance" and op in (None, "decay"):
             self.decay_to(at, meta.get("floor"))
+        elif ev["kind"] == "maintenance" and op in ("pin", "unpin"):
+            self.pins.apply(ev, self.watermark)
         elif op == "resolve":
+            self.open_errors.resolve(ev["project"], meta.get("error_fp") or "")
             err = self.res_index.get((ERROR, "", meta.get("error_fp") or ""))
             if err is None:
                 err = self.resource(ERROR, "", meta.get("error_fp") or "GENERIC_ERROR|unknown")
@@ -551,6 +563,8 @@ class State(EdgeStore):
             "openings": [[sid, op[0], sorted(op[1].items()), op[2]]
                          for sid, op in self.openings.items()],
             "credit": {p: c.tolist() for p, c in sorted(self.credit.items())},
+            "pins": self.pins.to_json(),
+            "open_errors": self.open_errors.to_json(),
         }
         return {
             "node.kind": self.kind[:n], "node.n": self.n[:n], "node.m": self.m[:n],
@@ -633,4 +647,6 @@ class State(EdgeStore):
         s.openings = {sid: [proj, {int(f): row for f, row in rows}, list(done)]
                       for sid, proj, rows, done in extra.get("openings", ())}
         s.credit = {p: np.asarray(c, np.float64) for p, c in extra.get("credit", {}).items()}
+        s.pins = Board.from_json(extra.get("pins"))
+        s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         return s

@@ -10,8 +10,10 @@ on the guard in place of the socket; this module imports neither of them.
   What was suggested is remembered per session (`$BRAINBOX_HOME/sessions/<id>.jsonl`,
   one line appended per prompt: rewriting a file costs 1-4 ms on ext4, which starts
   writeback on a truncate or a rename over an existing file) for scoring at Stop.
-- `SessionStart`: record it and print the project's most likely files, bounded by a
-  token budget (characters / 4, `session_start_tokens`, default 300).
+- `SessionStart`: record it and print the project's one block (`service.format_start`:
+  pins, most likely files, open errors, live procedures), at most `session_start_chars`
+  characters (default 1,200). It names no session, time or count of sessions: two
+  sessions of an unchanged memory get the same bytes, which keeps the host's prompt cache.
 - `Stop` / `SessionEnd`: record it, score the session's pending suggestions against the
   tool events that followed them, append ONE `feedback` event (`brainbox.feedback`, the
   DESIGN §4.8 reward), and fold (the daemon's `sync`, else in-process). A turn without
@@ -154,9 +156,8 @@ def _on_start(ev: dict, guard) -> str | None:
     conf = settings(guard)
     if not conf["inject"]:
         return None
-    tokens = conf["session_start_tokens"]
     req = {"op": "start", "session": ev["session"], "project": ev["project"],
-           "max_chars": max(0, tokens) * hookconf.CHARS_PER_TOKEN}
+           "max_chars": max(1, conf["session_start_chars"])}
     result = ask(req, guard)
     if not result or not result.get("text"):
         return None

@@ -7,7 +7,9 @@ has arrived; the others 1.5 s from process start, since the agent waits for the 
 process) is `BRAINBOX_HOOK_BUDGET_TOOL` / `_PROMPT` or `config.json`'s `hook_budget_*`.
 Reading stdin has a wait of its own (`STDIN_WAIT` 2 s, `BRAINBOX_HOOK_STDIN_WAIT`).
 The injected prompt block is at most `INJECT_CHARS` (500) characters, the SessionStart
-block `SESSION_START_TOKENS` (300) tokens, counted as characters / 4.
+block `SESSION_START_CHARS` (1,200; `BRAINBOX_SESSION_START_CHARS`, `session_start_chars`).
+The earlier `session_start_tokens` (characters / 4) still counts when no character budget
+is set.
 
 Standard library only: every hook process reads its budget here.
 """
@@ -23,8 +25,8 @@ DEFAULT_BUDGET = {"tool": 0.2, "prompt": 1.5}
 STDIN_WAIT = 2.0  # for the payload to arrive (agents write it at once; the trial's late
 # writer 0.25-0.5 s after spawn); the tool budget starts when it has
 INJECT_CHARS = 500  # the prompt block's cap, in characters
-SESSION_START_TOKENS = 300  # the SessionStart block's cap, in tokens (characters / 4)
-CHARS_PER_TOKEN = 4
+SESSION_START_CHARS = 1200  # the SessionStart block's cap, in characters
+CHARS_PER_TOKEN = 4  # the earlier `session_start_tokens` setting's unit
 ENV = {
     "hook_budget_prompt": "BRAINBOX_HOOK_BUDGET_PROMPT",
     "hook_budget_tool": "BRAINBOX_HOOK_BUDGET_TOOL",
@@ -34,6 +36,7 @@ ENV = {
     "reindex_every": "BRAINBOX_REINDEX_EVERY",
     "inject": "BRAINBOX_INJECT",
     "inject_chars": "BRAINBOX_INJECT_CHARS",
+    "session_start_chars": "BRAINBOX_SESSION_START_CHARS",
     "session_start_tokens": "BRAINBOX_SESSION_START_TOKENS",
 }
 _config_cache: dict | None = None
@@ -84,10 +87,13 @@ def settings(given: dict | None = None) -> dict:
     def pick(key, default):
         return given[key] if key in given else config(key, default)
 
+    start = pick("session_start_chars", None)
+    if start is None and pick("session_start_tokens", None) is not None:
+        start = _as_int(pick("session_start_tokens", None), -1) * CHARS_PER_TOKEN
+    start = _as_int(start, SESSION_START_CHARS)
     return {"inject": _on(pick("inject", True)),
             "inject_chars": _as_int(pick("inject_chars", INJECT_CHARS), INJECT_CHARS),
-            "session_start_tokens": _as_int(pick("session_start_tokens", SESSION_START_TOKENS),
-                                            SESSION_START_TOKENS)}
+            "session_start_chars": start if start >= 0 else SESSION_START_CHARS}
 
 
 def seconds(key: str, default: float) -> float:

@@ -11,7 +11,8 @@ fingerprint and the files that fixed it before: the error's strongest learned
 associations to files of the project), `resolve` (link an error to the files that fixed
 it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
 an empty path is refused, a folder or glob needs `recursive`, `dry_run` lists what would
-go).
+go), `pin` / `unpin` / `pins` (as `brainbox pin`: a file or a note that opens every
+SessionStart block of the project).
 
 Choices:
 - `decay` is not a tool: it prunes associations for the whole memory, a maintenance
@@ -223,6 +224,31 @@ def _build():
                           recursive=True)
             return {"dry_run": True, **found.as_dict()}
         return guard(mem.forget, path, cwd=cwd, project=project, recursive=recursive)
+
+    PinPath = Annotated[str | None, Field(description="A file of the project (relative to "
+                                                      "cwd, or absolute).")]
+    PinText = Annotated[str | None, Field(description="A note instead of a file (redacted "
+                                                      "before it is stored).")]
+
+    @server.tool()
+    def pin(path: PinPath = None, text: PinText = None, cwd: Cwd = None,
+            project: Project = None) -> dict[str, Any]:
+        """Pin a file or a note to the top of every SessionStart block of the project
+        (pins never decay). Pinning what is pinned already changes nothing."""
+        return guard(memory().pin, path, text=text, project=project, cwd=cwd or os.getcwd())
+
+    @server.tool()
+    def unpin(path: PinPath = None, text: PinText = None,
+              id: Annotated[int | None, Field(description="The pin's id (from `pins`).")] = None,
+              cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
+        """Remove a pin, named by its file, its text or its id."""
+        return guard(memory().unpin, path, text=text, pin_id=id, project=project,
+                     cwd=cwd or os.getcwd())
+
+    @server.tool()
+    def pins(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
+        """The project's pins, in the order the SessionStart block lists them."""
+        return {"pins": guard(memory().pins, project, cwd=cwd or os.getcwd())}
 
     for tool in server._tool_manager.list_tools():  # unknown arguments are an error
         tool.fn_metadata.arg_model.model_config["extra"] = "forbid"

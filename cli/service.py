@@ -6,7 +6,7 @@ no daemon can be had (then `autosave` saves what a request folded). The protocol
   makes the count drop: the state is then reloaded from disk) and folds what is new
   (`Memory.sync()` folds only events past the watermark). The daemon saves the state when
   idle for 5 s, on `sync`, and on exit, not on every prompt: saving rewrites every array.
-- The answers are the engine's (`Memory.suggest`, `Memory.session_start`, recall, predict,
+- The answers are the engine's (`Memory.suggest`, `Memory.start_block`, recall, predict,
   explain); this module only formats the injected blocks (`format_suggestions`,
   `format_start`), within the caps of `hookconf`.
 - `hook` (see `wire`): the handed-over hook runs `handler.handle` under a guard of the
@@ -21,8 +21,8 @@ import time
 from brainbox import paths
 from brainbox.cli import hookconf, wire
 
-START_CHARS = hookconf.SESSION_START_TOKENS * hookconf.CHARS_PER_TOKEN  # a start request's
-# default cap (the hook always sends its own)
+START_CHARS = hookconf.SESSION_START_CHARS  # a start request's default cap (the hook
+# always sends its own)
 
 
 class Service:
@@ -195,8 +195,8 @@ class Service:
     def op_start(self, req):
         self.refresh()
         project = req.get("project") or _project(req.get("cwd"))
-        items = self.memory().session_start(project, req.get("session"), 40)
-        text, items = format_start(items, int(req.get("max_chars") or START_CHARS))
+        block = self.memory().start_block(project, req.get("session"))
+        text, items = format_start(block, int(req.get("max_chars") or START_CHARS))
         return {"text": text, "items": items}
 
     def op_stop(self, req):
@@ -282,14 +282,78 @@ def format_suggestions(items: list[dict], tools: list[str], max_chars: int):
     return "", []
 
 
-def format_start(items: list[dict], max_chars: int):
-    """The SessionStart block within `max_chars` (the token budget times 4)."""
-    header = "brainbox memory, this project's most used files (observations):"
-    lines, kept = [], []
-    for it in items:
-        line = f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}"
-        if len(_wrap(header, lines + [line])) > max_chars:
-            break
-        lines.append(line)
-        kept.append(it)
-    return (_wrap(header, lines), kept) if lines else ("", [])
+START_HEADER = "brainbox memory of this project (observations):"
+START_SECTIONS = (("pins", "pinned:"), ("files", "likely files:"),
+                  ("errors", "open errors (no passing rerun since):"),
+                  ("procedures", "live procedures:"))
+
+
+def _start_lines(block: dict) -> dict[str, list[str]]:
+    """Each section's lines, in the order memory gave them."""
+    return {
+        "pins": [f"- {_clean_line(p['value'])}" if p["kind"] == "file"
+                 else f"- note: {_clean_line(p['value'])}" for p in block.get("pins") or ()],
+        "files": [f"- {_clean_line(it['path'])} — {_clean_line(it['why'])}"
+                  for it in block.get("files") or ()],
+        "errors": [f"- {_clean_line(e['fingerprint'])} — after {_clean_line(e['tool'])}, "
+                   f"{int(e['count'])}x" for e in block.get("errors") or ()],
+        "procedures": [f"- {_clean_line(p['text'])}" for p in block.get("procedures") or ()],
+    }
+
+
+def _fit_pins(lines: list[str], max_chars: int) -> list[str] | None:
+    """The pinned section (its title, then the pin lines that fit); when not all do, the
+    first that does not fit whole is cut with "…" and a marker says how many more there
+    are. None when not even that fits."""
+    head = [START_HEADER, START_SECTIONS[0][1]]
+
+    def fits(body):
+        return len(_wrap(head[0], head[1:] + body)) <= max_chars
+
+    if fits(lines):
+        return [head[1], *lines]
+
+    def marker(n):
+        return [f"- … {n} more pinned (brainbox pins)"] if n else []
+
+    kept = list(lines)
+    while kept and not fits(kept + marker(len(lines) - len(kept))):
+        kept.pop()
+    nxt = lines[len(kept)]  # the first pin that did not fit whole: as much of it as fits
+    rest = marker(len(lines) - len(kept) - 1)
+    room = max_chars - len(_wrap(head[0], head[1:] + kept + [""] + rest))
+    if room >= 8:
+        kept.append(nxt if len(nxt) <= room else nxt[:room - 1] + "…")
+    else:
+        rest = marker(len(lines) - len(kept))
+    body = kept + rest
+    return [head[1], *body] if body and fits(body) else None
+
+
+def format_start(block: dict, max_chars: int):
+    """The SessionStart block within `max_chars` characters: (text, the files it lists).
+
+    One block, its sections in a fixed order: pins (always first: when they alone exceed
+    the budget they are cut with a marker), the likely files, the open errors, the live
+    procedures. Each section takes its lines in memory's order while they fit; a line
+    that does not fit ends its section, and the next section may still fit a shorter one.
+    Nothing in it depends on the clock or the session: the same memory gives the same
+    bytes."""
+    sections = _start_lines(block)
+    body: list[str] | None = []
+    shown: list[dict] = []
+    if sections["pins"]:
+        body = _fit_pins(sections["pins"], max_chars)
+        if body is None:
+            return "", []
+    for name, title in START_SECTIONS[1:]:
+        taken = 0
+        for line in sections[name]:
+            extra = [line] if taken else [title, line]
+            if len(_wrap(START_HEADER, body + extra)) > max_chars:
+                break
+            body += extra
+            taken += 1
+        if name == "files":
+            shown = list(block.get("files") or ())[:taken]
+    return (_wrap(START_HEADER, body), shown) if body else ("", [])

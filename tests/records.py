@@ -9,7 +9,8 @@ from brainbox import store
 from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
-__all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "stored_events"]
+__all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
+           "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -18,6 +19,15 @@ RECORD_KEYS = frozenset({
     "session", "cwd", "tool", "files", "error", "exit_code", "at", "prompt", "command",
     "args", "kind", "action",
 })
+
+
+def git_repo(root: Path, files) -> Path:
+    """A folder with `.git` (a project root) and each of `files` holding one line."""
+    (root / ".git").mkdir(parents=True)
+    for f in files:
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text("x = 1\n")
+    return root
 
 
 def fixture_payloads() -> list[dict]:

@@ -179,17 +179,23 @@ def test_config_file_sets_the_budget(brainbox_home, monkeypatch):
 # --------------------------------------------------------------------------- session start
 
 
-def test_session_start_lists_frequent_files_within_the_token_budget(repo, monkeypatch):
+def test_session_start_lists_frequent_files_within_the_character_budget(repo, monkeypatch):
     teach(repo)
     start = {"session_id": "fresh", "cwd": str(repo), "hook_event_name": "SessionStart",
              "source": "startup"}
     text = context_of(run("SessionStart", start), "SessionStart")
-    assert "src/auth/login.py" in text and len(text) / 4 <= hookconf.SESSION_START_TOKENS
-    monkeypatch.setenv("BRAINBOX_SESSION_START_TOKENS", "40")
+    assert "src/auth/login.py" in text and len(text) <= hookconf.SESSION_START_CHARS == 1200
+    assert text.startswith(CONTEXT_OPEN) and text.endswith(CONTEXT_CLOSE)
+    monkeypatch.setenv("BRAINBOX_SESSION_START_CHARS", "130")
     small = context_of(run("SessionStart", start), "SessionStart")
-    assert len(small) <= 160 and 1 == small.count("\n- ") < text.count("\n- ")
-    monkeypatch.setenv("BRAINBOX_SESSION_START_TOKENS", "5")
+    assert len(small) <= 130 and 1 == small.count("\n- ") < text.count("\n- ")
+    monkeypatch.setenv("BRAINBOX_SESSION_START_CHARS", "20")
     assert run("SessionStart", start) == ""  # not even one line fits
+    monkeypatch.delenv("BRAINBOX_SESSION_START_CHARS")
+    monkeypatch.setenv("BRAINBOX_SESSION_START_TOKENS", "5")  # the earlier setting, x 4
+    assert run("SessionStart", start) == ""
+    monkeypatch.setenv("BRAINBOX_SESSION_START_CHARS", "130")  # characters win
+    assert context_of(run("SessionStart", start), "SessionStart") == small
 
 
 # --------------------------------------------------------------------------- feedback

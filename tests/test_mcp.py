@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget",
-         "search"}
+         "search", "pin", "unpin", "pins"}
 
 
 def run_session(script, errlog=None):
@@ -136,6 +136,46 @@ def test_mcp_recall_takes_a_project_refuses_unknown_arguments_and_forgets_safely
     assert "src/auth/login.py" not in [
         r["path"] for r in out["after"].structuredContent["results"]]
     assert "Processing request" not in log.read_text()
+
+
+def test_mcp_pin_unpin_pins(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    async def script(s):
+        call = s.call_tool
+        out = {"file": await call("pin", {"path": "src/app.py", "cwd": str(repo)}),
+               "note": await call("pin", {"text": f"token {secret} is revoked",
+                                          "project": str(repo)}),
+               "again": await call("pin", {"path": str(repo / "src/app.py")}),
+               "empty": await call("pin", {"text": " ", "cwd": str(repo)}),
+               "outside": await call("pin", {"path": "/etc/passwd", "project": str(repo)}),
+               "neither": await call("pin", {"cwd": str(repo)}),
+               "listed": await call("pins", {"cwd": str(repo)})}
+        note_id = out["note"].structuredContent["id"]
+        out["unpin"] = await call("unpin", {"id": note_id})
+        out["unpin_path"] = await call("unpin", {"path": "src/app.py", "cwd": str(repo)})
+        out["missing"] = await call("unpin", {"path": "src/app.py", "cwd": str(repo)})
+        out["after"] = await call("pins", {"project": str(repo)})
+        return out
+
+    out = run_session(script)
+    first = out["file"].structuredContent
+    assert (first["kind"], first["value"], first["project"], first["pinned"]) == (
+        "file", "src/app.py", str(repo), True)
+    note = out["note"].structuredContent
+    assert note["kind"] == "text" and secret not in note["value"]
+    assert out["again"].structuredContent["pinned"] is False
+    assert out["empty"].isError and "the text is empty" in out["empty"].content[0].text
+    assert out["outside"].isError and "not a file under the project" in \
+        out["outside"].content[0].text
+    assert out["neither"].isError
+    listed = out["listed"].structuredContent["pins"]
+    assert [p["id"] for p in listed] == [first["id"], note["id"]]
+    assert out["unpin"].structuredContent["unpinned"] and not out["unpin_path"].isError
+    assert out["missing"].isError and "nothing pinned" in out["missing"].content[0].text
+    assert out["after"].structuredContent["pins"] == []
 
 
 def test_mcp_without_the_sdk_says_how_to_install_it(tmp_path):
