@@ -139,15 +139,19 @@ def search(conn, root: str, match: str, limit: int) -> list[tuple]:
 
 def defining(conn, root: str, names) -> list[tuple]:
     """The chunks of `root` that define one of `names` (their `name`, case-sensitive):
-    `(path, start_line, end_line, kind, symbol, name, chunk id)`, by path and line."""
+    `(path, start_line, end_line, kind, symbol, name, chunk id)`, by path and line.
+    Through the name index, chunks first: left to itself SQLite scanned the project's
+    chunks, computing each one's generated name (22 ms a query on sympy's 24k chunks,
+    against under 1 ms)."""
     names = sorted(set(names))
     if not names:
         return []
     marks = ",".join("?" * len(names))
     return [tuple(r) for r in conn.execute(
         "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.name, c.id "
-        "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
-        f"WHERE c.name IN ({marks}) AND f.root = ? ORDER BY f.path, c.start_line, c.id",
+        "FROM code_chunks c INDEXED BY code_chunks_name CROSS JOIN code_files f "
+        f"ON f.id = c.file_id WHERE c.name IN ({marks}) AND f.root = ? "
+        "ORDER BY f.path, c.start_line, c.id",
         (*names, root))]
 
 
