@@ -34,6 +34,10 @@ repository is a candidate.
   `instance_id` and `patch` beside the trajectories, as in claude-code-swebench-lite).
   Either only where the file exists in the snapshot; a task with no such file is not
   eligible, and the eligible fraction is reported.
+- **The conditional probe.** P1-edit as the replay scores it: the files the agent edited
+  that memory has already seen, ranked among the files memory has seen, by brainbox with
+  the index and by memory alone (`conditional`): the index must not cost the probe that
+  history already wins.
 - **Metrics.** Acc@1, Acc@5 (a gold file in the first 1 / 5), MRR@10 (reciprocal rank of
   the first gold file within 10, else 0) and Recall@10 (share of gold files in the first
   10), with the paired bootstrap of brainbox minus each other method over tasks
@@ -204,7 +208,9 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
                 gold = {"edit": (set(task.gold_edit) - set(task.created)) & files}
                 if task.id in golds:
                     gold["patch"] = golds[task.id] & files
-                if any(gold.values()):
+                known = {state.res_key[i] for i in state.proj_files.get(root, ())}
+                cond = (set(task.gold_edit) - set(task.created)) & known
+                if any(gold.values()) or cond:
                     q = task.description or ""
                     best = {p: sc for p, (sc, _) in
                             snippet_files(conn, str(snap), q, depth).items()}
@@ -212,9 +218,9 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
                     mem = ([] if r is None else
                            [state.res_key[c] for c in r.cand[r.order[:10]]])
 
-                    def with_code(q=q, best=best, root=root, clock=clock):
+                    def with_code(q=q, best=best, root=root, clock=clock, limit=10):
                         return [row[2] for row in code_ranking(
-                            index, q, best, project=root, limit=10, now=clock,
+                            index, q, best, project=root, limit=limit, now=clock,
                             params=params)[0]]
 
                     by_w = []
@@ -229,13 +235,19 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
                     ranked = {"brainbox": with_code(), "memory": mem, "index": list(best)[:10],
                               "bm25-files": [names[d] for d in order[:10].tolist()],
                               "repo-map": [names[d] for d in repo_map(P, order, scores)]}
+                    conditional = {}
+                    if cond:  # P1-edit as the replay's probe: files memory has seen
+                        seen = [p for p in with_code(limit=0) if p in known][:10]
+                        conditional = {"brainbox": metrics(seen, cond),
+                                       "memory": metrics(mem, cond)}
                     rows.append({
                         "id": task.id, "repo": repo, "order": task.order,
                         "gold": {k: sorted(v) for k, v in gold.items()},
                         "rank": {k: {m: metrics(x, g) for m, x in ranked.items()}
                                  for k, g in gold.items() if g},
                         "by_weight": {k: [metrics(x, g) for x in by_w]
-                                      for k, g in gold.items() if g}})
+                                      for k, g in gold.items() if g},
+                        "conditional": conditional})
                 pev = prompt_event(session, root, task.description or "")
                 pev["at"] = clock
                 learning.fold(state, [pev])
@@ -252,12 +264,19 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
 def summarize(rows: list[dict], kind: str, methods=METHODS, *, seed: int = 42,
               resamples: int = 1000) -> dict:
     """Means per method and the paired bootstrap of `methods[0]` minus each other, over
-    the rows eligible for gold `kind`."""
-    rows = [r for r in rows if kind in r["rank"]]
+    the rows eligible for gold `kind` (`conditional`: the conditional P1-edit, brainbox
+    and memory over the files memory has seen)."""
+    if kind == "conditional":
+        rows = [r for r in rows if r.get("conditional")]
+        methods = ("brainbox", "memory")
+        table = [[r["conditional"][m] for m in methods] for r in rows]
+    else:
+        rows = [r for r in rows if kind in r["rank"]]
+        table = [[r["rank"][kind][m] for m in methods] for r in rows]
     out = {"scored": len(rows), "mean": {}, "diff": {}}
     if not rows:
         return out
-    arr = np.asarray([[r["rank"][kind][m] for m in methods] for r in rows])
+    arr = np.asarray(table)
     for mi, m in enumerate(methods):
         out["mean"][m] = {k: round(float(arr[:, mi, j].mean()), 4)
                           for j, k in enumerate(METRICS)}
@@ -303,4 +322,5 @@ def run(jobs, folder, *, sources=(), seed: int = 42, resamples: int = 1000,
     return {"folder": str(folder), "methods": list(METHODS), "metrics": list(METRICS),
             "tasks": considered - skipped["before_snapshot"], "skipped": skipped,
             "golds": {k: summarize(rows, k, seed=seed, resamples=resamples) for k in GOLDS},
+            "conditional": summarize(rows, "conditional", seed=seed, resamples=resamples),
             "rows": rows}

@@ -171,6 +171,12 @@ def test_a_series_ranks_every_file_of_the_snapshot(tmp_path):
     assert set(first["rank"]["edit"]) == set(L.METHODS)
     assert "patch" not in rows[1]["rank"]  # no gold patch for that task
     assert rows[2]["rank"]["edit"]["brainbox"][0] == 1.0
+    # the conditional probe: only a file memory has seen counts, ranked among those
+    assert rows[0]["conditional"] == {} and rows[1]["conditional"] == {}
+    again = L.series("o/a", tasks()[:1] + [Task(**{**tasks()[0].__dict__, "id": "o__a-6",
+                                                   "order": 6})], tar, {})
+    assert set(again[1]["conditional"]) == {"brainbox", "memory"}
+    assert again[1]["conditional"]["memory"][2] == 1.0  # the one file memory knows
 
 
 def test_run_scores_only_tasks_at_or_after_the_snapshot(tmp_path):
@@ -186,6 +192,7 @@ def test_run_scores_only_tasks_at_or_after_the_snapshot(tmp_path):
     assert edit["scored"] == 2 and set(edit["mean"]) == set(L.METHODS)
     assert set(edit["diff"]) == set(L.METHODS[1:])
     assert doc["golds"]["patch"]["scored"] == 0
+    assert doc["conditional"]["scored"] == 0  # no task edits a file an earlier one did
 
 
 # --- the command -------------------------------------------------------------------------
