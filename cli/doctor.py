@@ -13,7 +13,13 @@ Checks, each reported with what was found:
 - database: path, size (with the WAL), event count, schema (a brainbox file of our
   schema version) and `PRAGMA quick_check` (damaged pages behind an intact header, 10-42
   ms per 10,000 events);
-- daemon: running or not, its pid and socket;
+- health: each hook kind's (agent and event: `claude/PostToolUse`) last success and last
+  failure, as the hooks record them (`health`); a registered hook that has not run for N
+  days (`--stale-days`, default 7; never ran, registered longer ago than that, counts
+  too) or that fails every time (FAIL_STREAK failures since its last success, or since
+  its first run when it never succeeded) is a problem. An agent none of whose registered
+  hooks ran for N days is one problem, not one per hook;
+- daemon: running or not, its pid, socket and resident memory;
 - hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log` (and of the fallback
   log in `$XDG_RUNTIME_DIR`, where entries go that the home refused), spooled events
   waiting to be ingested, and quarantined spool files (`spool/bad/`: events the database
@@ -58,8 +64,18 @@ def hooks_status(cwd: str | None = None) -> dict:
     return out
 
 
-def _claude_events(path: Path, inst) -> dict:
+def _settings_info(path: Path) -> dict:
     info = {"path": str(path), "exists": path.exists(), "events": []}
+    if info["exists"]:
+        try:  # when the hooks were registered, at the latest (for "never ran" in health)
+            info["mtime"] = path.stat().st_mtime
+        except OSError:
+            pass
+    return info
+
+
+def _claude_events(path: Path, inst) -> dict:
+    info = _settings_info(path)
     if not info["exists"]:
         return info
     try:
@@ -114,7 +130,7 @@ def _note_missing(info: dict, event: str, cmd) -> None:
 def _codex_events(path: Path, inst) -> dict:
     import tomllib
 
-    info = {"path": str(path), "exists": path.exists(), "events": []}
+    info = _settings_info(path)
     if not info["exists"]:
         return info
     try:
@@ -131,6 +147,124 @@ def _codex_events(path: Path, inst) -> dict:
                     _note_missing(info, event, h.get("command"))
     info["events"] = sorted(set(info["events"]))
     return info
+
+
+STALE_DAYS = 7  # a registered hook that has not run for this long is reported
+FAIL_STREAK = 3  # this many failures in a row (none succeeded since) is "fails every time"
+BAD_STATES = ("failing", "never ran", "not run for days")  # shouted in the human output
+
+
+def stale_days(given: float | None = None) -> float:
+    """N for "has not run for N days": `--stale-days`, else `BRAINBOX_DOCTOR_STALE_DAYS` or
+    config.json's `doctor_stale_days`, else 7."""
+    from brainbox.cli import hookconf
+
+    value = given if given is not None else hookconf.config("doctor_stale_days", STALE_DAYS)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return STALE_DAYS
+    return value if value > 0 else STALE_DAYS
+
+
+def _registered(hooks: dict) -> dict[tuple[str, str], float | None]:
+    """(agent, event) -> since when it is registered, at the latest (the oldest mtime of
+    the settings files that register it: any later edit only makes that later)."""
+    out: dict[tuple[str, str], float | None] = {}
+    for scope, info in hooks.items():
+        if not isinstance(info, dict) or not info.get("events"):
+            continue
+        agent = "codex" if scope == "codex" else "claude"
+        for event in info["events"]:
+            old = out.get((agent, event))
+            mtime = info.get("mtime")
+            out[(agent, event)] = mtime if old is None else min(old, mtime or old)
+    return out
+
+
+def _ago(t: float | None, now: float) -> str:
+    if t is None:
+        return "never"
+    s = max(0.0, now - t)
+    if s < 120:
+        return f"{s:.0f} s ago"
+    if s < 7200:
+        return f"{s / 60:.0f} min ago"
+    if s < 2 * 86400:
+        return f"{s / 3600:.0f} h ago"
+    return f"{s / 86400:.0f} days ago"
+
+
+def health_status(hooks: dict, days: float, now: float | None = None) -> dict:
+    """Each hook kind (registered, or recorded in `health/`) with its last success and
+    last failure, its state, and the problems: a registered hook that has not run for
+    `days` days (or never, registered longer ago than that), and a hook that fails every
+    time (FAIL_STREAK failures since its last success, or since it was first run)."""
+    from brainbox.cli import health
+
+    now = time.time() if now is None else now
+    limit = days * 86400
+    recorded = health.read_all()
+    registered = _registered(hooks)
+    keys = sorted(set(registered) | {(a, e) for a, evs in recorded.items() for e in evs})
+    kinds, problems = [], []
+    for agent, event in keys:
+        rec = recorded.get(agent, {}).get(event) or {
+            "last_success": None, "last_failure": None, "failures_since_success": 0,
+            "failures_kept": 0}
+        fail = rec["last_failure"]
+        last_run = max(rec["last_success"] or 0.0, fail["at"] if fail else 0.0) or None
+        k = dict(rec, agent=agent, event=event, registered=(agent, event) in registered,
+                 registered_since=registered.get((agent, event)), last_run=last_run)
+        streak = rec["failures_since_success"]
+        if streak >= FAIL_STREAK:  # fewer: a first run timed out creating the database
+            k["state"] = "failing"
+            since = ("it has never succeeded" if rec["last_success"] is None else
+                     f"its last success was {_ago(rec['last_success'], now)}")
+            more = "+" if streak >= rec["failures_kept"] >= health.FAIL_KEEP else ""
+            problems.append(f"hook {agent}/{event} fails every time: its last {streak}{more} "
+                            f"run(s) failed and {since}; last reason: {fail['reason']}"
+                            f" (details in hook-errors.log)")
+        elif not k["registered"]:
+            k["state"] = "ok (not registered here)"
+        elif last_run is None:
+            since = k["registered_since"]
+            old = since is not None and now - since > limit
+            k["state"] = "never ran" if old else "not run yet"
+        elif now - last_run > limit:
+            k["state"] = "not run for days"
+        else:
+            k["state"] = "ok"
+        kinds.append(k)
+    problems += _stale_problems(kinds, days, now)
+    return {"stale_days": days, "kinds": kinds, "problems": problems}
+
+
+def _stale_problems(kinds: list[dict], days: float, now: float) -> list[str]:
+    """One line per registered hook that has not run for `days` days; one line for the
+    agent when none of its registered hooks has (then the agent itself was not used, or
+    runs none of them)."""
+    out = []
+    for agent in sorted({k["agent"] for k in kinds}):
+        mine = [k for k in kinds if k["agent"] == agent and k["registered"]]
+        stale = [k for k in mine if k["state"] in ("never ran", "not run for days")]
+        if not stale:
+            continue
+        why = (f"if you used {agent} since, it is not running brainbox's hooks: check the "
+               f"settings file and the agent's hook list"
+               + (" (`/hooks` in Codex: a hook runs only once trusted)" if agent == "codex"
+                  else ""))
+        if len(stale) == len(mine):
+            last = max((k["last_run"] or 0.0 for k in mine), default=0.0) or None
+            out.append(f"hooks {agent}: no registered brainbox hook has run for {days:g} "
+                       f"days (last run: {_ago(last, now)}); {why}")
+            continue
+        newest = max(k["last_run"] or 0.0 for k in mine)
+        for k in stale:
+            out.append(f"hook {agent}/{k['event']} is registered but has not run for "
+                       f"{days:g} days (last run: {_ago(k['last_run'], now)}) while other "
+                       f"{agent} hooks ran {_ago(newest, now)}; {why}")
+    return out
 
 
 def database_status() -> dict:
@@ -223,7 +357,7 @@ def files_status() -> list[str]:
     """Ownership and mode problems of the home, the database and the files brainbox
     writes, one line each; `lstat` only, nothing is opened or changed."""
     from brainbox import paths
-    from brainbox.cli import client, hooklog
+    from brainbox.cli import client, health, hooklog
     from brainbox.cli import spool as spool_mod
 
     home = Path(paths.home())
@@ -266,20 +400,22 @@ def files_status() -> list[str]:
     for name in (hooklog.LOG_NAME, client.LOG_NAME, client.INFO_NAME, client.SPAWN_NAME,
                  client.LOCK_NAME, "config.json"):
         check(home / name, 0o600)
-    spool = Path(spool_mod.spool_dir())
-    check(spool, 0o700)
-    if spool.is_dir() and not spool.is_symlink():
-        for p in sorted(spool.iterdir())[:200]:
-            check(p, 0o600)
+    for folder in (Path(spool_mod.spool_dir()), home / health.DIR_NAME):
+        check(folder, 0o700)
+        if folder.is_dir() and not folder.is_symlink():
+            for p in sorted(folder.iterdir())[:200]:
+                check(p, 0o600)
     return out
 
 
-def run_doctor(latency: bool = True) -> dict:
+def run_doctor(latency: bool = True, days: float | None = None) -> dict:
     from brainbox.cli import client
 
     data = {"files": files_status()}  # before the store is opened (that tightens modes)
+    hooks = hooks_status()
     data.update({
-        "hooks": hooks_status(),
+        "hooks": hooks,
+        "health": health_status(hooks, stale_days(days)),
         "database": database_status(),
         "daemon": client.status(),
         "hook_errors": errors_status(),
@@ -296,6 +432,7 @@ def run_doctor(latency: bool = True) -> dict:
                                 f"run `brainbox install` again")
             if info.get("error"):
                 problems.append(f"hooks {scope}: {info['error']} ({info['path']})")
+    problems += data["health"]["problems"]
     if not data["database"]["ok"]:
         problems.append(f"database: {data['database'].get('error')}")
     bad = data["hook_errors"]["quarantined_files"]
@@ -320,6 +457,15 @@ def human(d: dict) -> str:
         lines.append(f"hooks   {key}: {state}  ({info['path']})")
     if h["claude_missing"] and len(h["claude_missing"]) < 6:
         lines.append(f"        claude events not registered: {', '.join(h['claude_missing'])}")
+    hl = d["health"]
+    now = time.time()
+    for k in hl["kinds"]:
+        fail = k["last_failure"]
+        state = k["state"].upper() if k["state"] in BAD_STATES else k["state"]
+        lines.append(f"health  {k['agent']}/{k['event']}: {state}; "
+                     f"last success {_ago(k['last_success'], now)}"
+                     + (f", last failure {_ago(fail['at'], now)}: {fail['reason'][:100]}"
+                        if fail else ""))
     db = d["database"]
     if db.get("error"):
         lines.append(f"db      PROBLEM: {db['error']}")

@@ -207,9 +207,9 @@ class Service:
         """A hook's whole work on its raw payload (`wire`): record first (or spool: never
         lost once acknowledged), then answer. Returns {"output": line|None}."""
         from brainbox import events as evmod
-        from brainbox.cli import handler
+        from brainbox.cli import handler, health
         from brainbox.cli.guard import Guard
-        from brainbox.cli.hooklog import log_failure, safe
+        from brainbox.cli.hooklog import failures, log_failure, safe
 
         agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
         event = req.get("event") if isinstance(req.get("event"), str) else None
@@ -235,8 +235,11 @@ class Service:
             guard.conn = self.memory().conn
         except Exception:  # noqa: BLE001 - record() opens its own (or spools)
             guard.conn = None
+        failed_before = failures(agent, event)
         try:
             output = handler.handle(agent, event, payload, guard, at=at)
+            if failures(agent, event) == failed_before:  # the hook's health is ours to keep
+                safe(health.succeeded, agent, event)
         except BaseException as exc:
             safe(guard.spool_uncommitted)
             log_failure(agent, event, f"daemon: {type(exc).__name__}: {exc}", exc)
