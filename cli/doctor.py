@@ -475,8 +475,12 @@ def human(d: dict) -> str:
     else:
         lines.append(f"db      {db['path']}: {db.get('note')}")
     dm = d["daemon"]
-    lines.append(f"daemon  {'running, pid ' + str(dm['pid']) if dm['running'] else 'not running'}"
-                 f"  ({dm['socket']})")
+    state = "not running"
+    if dm["running"]:
+        state = f"running, pid {dm['pid']}"
+        if dm.get("rss_mb") is not None:  # an older daemon does not say
+            state += f", {dm['rss_mb']:g} MiB resident (ceiling {dm.get('max_rss_mb')} MiB)"
+    lines.append(f"daemon  {state}  ({dm['socket']})")
     er = d["hook_errors"]
     lines.append(f"errors  {len(er['last'])} recent in {er['log']}"
                  + (f"; {er['spooled_files']} spooled files waiting" if er["spooled_files"]
