@@ -18,6 +18,10 @@ import pytest
 
 from brainbox import paths
 from brainbox.cli import client, health
+from tests import test_daemon
+from tests.test_daemon import hook_process
+
+home, repo = test_daemon.home, test_daemon.repo  # the fixtures: a home stopped after
 
 HOOK = [sys.executable, "-m", "brainbox.cli.entry", "hook", "claude"]
 
@@ -72,22 +76,6 @@ def wait_until(cond, timeout=180.0, what="condition"):
     raise AssertionError(f"{what} not reached within {timeout} s")
 
 
-@pytest.fixture
-def home(brainbox_home):
-    brainbox_home.mkdir(parents=True, exist_ok=True)
-    yield brainbox_home
-    client.stop(brainbox_home, wait=10)
-
-
-@pytest.fixture
-def repo(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "src" / "login.py").write_text("x\n")
-    return root
-
-
 def payloads(repo, n):
     s = f"burst{n}"
     return [("UserPromptSubmit", {"session_id": s, "cwd": str(repo), "prompt": "the login",
@@ -99,7 +87,7 @@ def payloads(repo, n):
                                   "UserPromptSubmit"}),
             ("PostToolUse", {"session_id": s, "cwd": str(repo), "tool_name": "Read",
                              "hook_event_name": "PostToolUse", "tool_response": {},
-                             "tool_input": {"file_path": str(repo / "src" / "login.py")}})]
+                             "tool_input": {"file_path": str(repo / "src" / "auth" / "login.py")}})]
 
 
 @pytest.mark.slow  # 200 hook processes
@@ -166,8 +154,6 @@ def test_the_idle_exit_is_configured_by_the_environment(home):
 
 def test_over_its_memory_ceiling_the_daemon_answers_the_hook_in_hand_then_exits(
         home, repo, monkeypatch):
-    from tests.test_daemon import hook_process
-
     for s in range(3):  # something to answer with
         subprocess.run([*HOOK, "PostToolUse"], check=True, timeout=180, input=json.dumps(
             payloads(repo, s)[3][1]).encode())
@@ -183,7 +169,7 @@ def test_over_its_memory_ceiling_the_daemon_answers_the_hook_in_hand_then_exits(
         prompt = {"session_id": "m", "cwd": str(repo), "prompt": "the login",
                   "hook_event_name": "UserPromptSubmit"}
         out, heavy = hook_process("UserPromptSubmit", prompt)
-        assert heavy == [] and "src/login.py" in out  # the daemon's answer, not ours
+        assert heavy == [] and "src/auth/login.py" in out  # the daemon's answer, not ours
         assert p.wait(timeout=180) == 0
         err = p.stderr.read().decode()
     finally:
