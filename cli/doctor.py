@@ -149,124 +149,6 @@ def _codex_events(path: Path, inst) -> dict:
     return info
 
 
-STALE_DAYS = 7  # a registered hook that has not run for this long is reported
-FAIL_STREAK = 3  # this many failures in a row (none succeeded since) is "fails every time"
-BAD_STATES = ("failing", "never ran", "not run for days")  # shouted in the human output
-
-
-def stale_days(given: float | None = None) -> float:
-    """N for "has not run for N days": `--stale-days`, else `BRAINBOX_DOCTOR_STALE_DAYS` or
-    config.json's `doctor_stale_days`, else 7."""
-    from brainbox.cli import hookconf
-
-    value = given if given is not None else hookconf.config("doctor_stale_days", STALE_DAYS)
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return STALE_DAYS
-    return value if value > 0 else STALE_DAYS
-
-
-def _registered(hooks: dict) -> dict[tuple[str, str], float | None]:
-    """(agent, event) -> since when it is registered, at the latest (the oldest mtime of
-    the settings files that register it: any later edit only makes that later)."""
-    out: dict[tuple[str, str], float | None] = {}
-    for scope, info in hooks.items():
-        if not isinstance(info, dict) or not info.get("events"):
-            continue
-        agent = "codex" if scope == "codex" else "claude"
-        for event in info["events"]:
-            old = out.get((agent, event))
-            mtime = info.get("mtime")
-            out[(agent, event)] = mtime if old is None else min(old, mtime or old)
-    return out
-
-
-def _ago(t: float | None, now: float) -> str:
-    if t is None:
-        return "never"
-    s = max(0.0, now - t)
-    if s < 120:
-        return f"{s:.0f} s ago"
-    if s < 7200:
-        return f"{s / 60:.0f} min ago"
-    if s < 2 * 86400:
-        return f"{s / 3600:.0f} h ago"
-    return f"{s / 86400:.0f} days ago"
-
-
-def health_status(hooks: dict, days: float, now: float | None = None) -> dict:
-    """Each hook kind (registered, or recorded in `health/`) with its last success and
-    last failure, its state, and the problems: a registered hook that has not run for
-    `days` days (or never, registered longer ago than that), and a hook that fails every
-    time (FAIL_STREAK failures since its last success, or since it was first run)."""
-    from brainbox.cli import health
-
-    now = time.time() if now is None else now
-    limit = days * 86400
-    recorded = health.read_all()
-    registered = _registered(hooks)
-    keys = sorted(set(registered) | {(a, e) for a, evs in recorded.items() for e in evs})
-    kinds, problems = [], []
-    for agent, event in keys:
-        rec = recorded.get(agent, {}).get(event) or {
-            "last_success": None, "last_failure": None, "failures_since_success": 0,
-            "failures_kept": 0}
-        fail = rec["last_failure"]
-        last_run = max(rec["last_success"] or 0.0, fail["at"] if fail else 0.0) or None
-        k = dict(rec, agent=agent, event=event, registered=(agent, event) in registered,
-                 registered_since=registered.get((agent, event)), last_run=last_run)
-        streak = rec["failures_since_success"]
-        if streak >= FAIL_STREAK:  # fewer: a first run timed out creating the database
-            k["state"] = "failing"
-            since = ("it has never succeeded" if rec["last_success"] is None else
-                     f"its last success was {_ago(rec['last_success'], now)}")
-            more = "+" if streak >= rec["failures_kept"] >= health.FAIL_KEEP else ""
-            problems.append(f"hook {agent}/{event} fails every time: its last {streak}{more} "
-                            f"run(s) failed and {since}; last reason: {fail['reason']}"
-                            f" (details in hook-errors.log)")
-        elif not k["registered"]:
-            k["state"] = "ok (not registered here)"
-        elif last_run is None:
-            since = k["registered_since"]
-            old = since is not None and now - since > limit
-            k["state"] = "never ran" if old else "not run yet"
-        elif now - last_run > limit:
-            k["state"] = "not run for days"
-        else:
-            k["state"] = "ok"
-        kinds.append(k)
-    problems += _stale_problems(kinds, days, now)
-    return {"stale_days": days, "kinds": kinds, "problems": problems}
-
-
-def _stale_problems(kinds: list[dict], days: float, now: float) -> list[str]:
-    """One line per registered hook that has not run for `days` days; one line for the
-    agent when none of its registered hooks has (then the agent itself was not used, or
-    runs none of them)."""
-    out = []
-    for agent in sorted({k["agent"] for k in kinds}):
-        mine = [k for k in kinds if k["agent"] == agent and k["registered"]]
-        stale = [k for k in mine if k["state"] in ("never ran", "not run for days")]
-        if not stale:
-            continue
-        why = (f"if you used {agent} since, it is not running brainbox's hooks: check the "
-               f"settings file and the agent's hook list"
-               + (" (`/hooks` in Codex: a hook runs only once trusted)" if agent == "codex"
-                  else ""))
-        if len(stale) == len(mine):
-            last = max((k["last_run"] or 0.0 for k in mine), default=0.0) or None
-            out.append(f"hooks {agent}: no registered brainbox hook has run for {days:g} "
-                       f"days (last run: {_ago(last, now)}); {why}")
-            continue
-        newest = max(k["last_run"] or 0.0 for k in mine)
-        for k in stale:
-            out.append(f"hook {agent}/{k['event']} is registered but has not run for "
-                       f"{days:g} days (last run: {_ago(k['last_run'], now)}) while other "
-                       f"{agent} hooks ran {_ago(newest, now)}; {why}")
-    return out
-
-
 def database_status() -> dict:
     from brainbox import paths, store
 
@@ -408,14 +290,29 @@ def files_status() -> list[str]:
     return out
 
 
+def _registered(hooks: dict) -> dict[tuple[str, str], float | None]:
+    """(agent, event) -> since when it is registered, at the latest (the oldest mtime of
+    the settings files that register it: any later edit only makes that later)."""
+    out: dict[tuple[str, str], float | None] = {}
+    for scope, info in hooks.items():
+        if not isinstance(info, dict) or not info.get("events"):
+            continue
+        agent = "codex" if scope == "codex" else "claude"
+        for event in info["events"]:
+            old = out.get((agent, event))
+            mtime = info.get("mtime")
+            out[(agent, event)] = mtime if old is None else min(old, mtime or old)
+    return out
+
+
 def run_doctor(latency: bool = True, days: float | None = None) -> dict:
-    from brainbox.cli import client
+    from brainbox.cli import client, health
 
     data = {"files": files_status()}  # before the store is opened (that tightens modes)
     hooks = hooks_status()
     data.update({
         "hooks": hooks,
-        "health": health_status(hooks, stale_days(days)),
+        "health": health.judge(_registered(hooks), health.stale_days(days)),
         "database": database_status(),
         "daemon": client.status(),
         "hook_errors": errors_status(),
@@ -447,6 +344,21 @@ def run_doctor(latency: bool = True, days: float | None = None) -> dict:
     return data
 
 
+def health_lines(judged: dict) -> list[str]:
+    """One line per hook kind; the states that are problems in capitals."""
+    from brainbox.cli.health import BAD_STATES, ago
+
+    now, lines = time.time(), []
+    for k in judged["kinds"]:
+        fail = k["last_failure"]
+        state = k["state"].upper() if k["state"] in BAD_STATES else k["state"]
+        lines.append(f"health  {k['agent']}/{k['event']}: {state}; "
+                     f"last success {ago(k['last_success'], now)}"
+                     + (f", last failure {ago(fail['at'], now)}: {fail['reason'][:100]}"
+                        if fail else ""))
+    return lines
+
+
 def human(d: dict) -> str:
     lines = []
     h = d["hooks"]
@@ -457,15 +369,7 @@ def human(d: dict) -> str:
         lines.append(f"hooks   {key}: {state}  ({info['path']})")
     if h["claude_missing"] and len(h["claude_missing"]) < 6:
         lines.append(f"        claude events not registered: {', '.join(h['claude_missing'])}")
-    hl = d["health"]
-    now = time.time()
-    for k in hl["kinds"]:
-        fail = k["last_failure"]
-        state = k["state"].upper() if k["state"] in BAD_STATES else k["state"]
-        lines.append(f"health  {k['agent']}/{k['event']}: {state}; "
-                     f"last success {_ago(k['last_success'], now)}"
-                     + (f", last failure {_ago(fail['at'], now)}: {fail['reason'][:100]}"
-                        if fail else ""))
+    lines += health_lines(d["health"])
     db = d["database"]
     if db.get("error"):
         lines.append(f"db      PROBLEM: {db['error']}")

@@ -19,6 +19,14 @@ handled the event itself and logged no failure; an event handed to the daemon is
 by the daemon (`service.op_hook`), which does the work and would otherwise fail unseen
 behind the hook's successful handoff. Failures are recorded wherever they are logged.
 
+Judging (`judge`, for `brainbox doctor`): a registered hook kind that has not run for N
+days (`stale_days`, default 7), or never ran and was registered longer ago than that, is a
+problem, stated per hook, or once per agent when none of its hooks ran (the agent was not
+used, or runs none of them); so is one whose last FAIL_STREAK (3) runs failed with no
+success since. Fewer failures before a first success are not "every time": a fresh
+home's first hook can time out while it creates the database (seen in this module's
+tests on the loaded 2-core machine).
+
 Standard library only, and nothing is imported on the success path but `os`.
 """
 
@@ -177,4 +185,109 @@ def _fail_lines(path: str) -> list[tuple[float, str]]:
             out.append((float(at), reason))
         except ValueError:
             continue  # a line torn by a crash
+    return out
+
+
+# --------------------------------------------------------------------------- judging
+
+
+STALE_DAYS = 7  # a registered hook that has not run for this long is reported
+FAIL_STREAK = 3  # this many failures in a row (none succeeded since) is "fails every time"
+BAD_STATES = ("failing", "never ran", "not run for days")  # shouted in the human output
+
+
+def stale_days(given: float | None = None) -> float:
+    """N for "has not run for N days": `--stale-days`, else `BRAINBOX_DOCTOR_STALE_DAYS` or
+    config.json's `doctor_stale_days`, else 7."""
+    from brainbox.cli import hookconf
+
+    value = given if given is not None else hookconf.config("doctor_stale_days", STALE_DAYS)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return STALE_DAYS
+    return value if value > 0 else STALE_DAYS
+
+
+def ago(t: float | None, now: float) -> str:
+    """`t` (epoch seconds) said as an age: "40 s ago", "3 h ago", "9 days ago", "never"."""
+    if t is None:
+        return "never"
+    s = max(0.0, now - t)
+    if s < 120:
+        return f"{s:.0f} s ago"
+    if s < 7200:
+        return f"{s / 60:.0f} min ago"
+    if s < 2 * 86400:
+        return f"{s / 3600:.0f} h ago"
+    return f"{s / 86400:.0f} days ago"
+
+
+def judge(registered: dict, days: float, now: float | None = None) -> dict:
+    """Each hook kind (`registered`: (agent, event) -> registered since, at the latest; or
+    recorded here) with its last success and last failure, its state, and the problems
+    (for `brainbox doctor`): a registered hook that has not run for `days` days (or never,
+    registered longer ago than that), and a hook that fails every time (FAIL_STREAK
+    failures since its last success, or since it was first run)."""
+    now = time.time() if now is None else now
+    limit = days * 86400
+    recorded = read_all()
+    keys = sorted(set(registered) | {(a, e) for a, evs in recorded.items() for e in evs})
+    kinds, problems = [], []
+    for agent, event in keys:
+        rec = recorded.get(agent, {}).get(event) or {
+            "last_success": None, "last_failure": None, "failures_since_success": 0,
+            "failures_kept": 0}
+        fail = rec["last_failure"]
+        last_run = max(rec["last_success"] or 0.0, fail["at"] if fail else 0.0) or None
+        k = dict(rec, agent=agent, event=event, registered=(agent, event) in registered,
+                 registered_since=registered.get((agent, event)), last_run=last_run)
+        streak = rec["failures_since_success"]
+        if streak >= FAIL_STREAK:  # fewer: a first run timed out creating the database
+            k["state"] = "failing"
+            since = ("it has never succeeded" if rec["last_success"] is None else
+                     f"its last success was {ago(rec['last_success'], now)}")
+            more = "+" if streak >= rec["failures_kept"] >= FAIL_KEEP else ""
+            problems.append(f"hook {agent}/{event} fails every time: its last {streak}{more} "
+                            f"run(s) failed and {since}; last reason: {fail['reason']}"
+                            f" (details in hook-errors.log)")
+        elif not k["registered"]:
+            k["state"] = "ok (not registered here)"
+        elif last_run is None:
+            since = k["registered_since"]
+            old = since is not None and now - since > limit
+            k["state"] = "never ran" if old else "not run yet"
+        elif now - last_run > limit:
+            k["state"] = "not run for days"
+        else:
+            k["state"] = "ok"
+        kinds.append(k)
+    problems += _stale_problems(kinds, days, now)
+    return {"stale_days": days, "kinds": kinds, "problems": problems}
+
+
+def _stale_problems(kinds: list[dict], days: float, now: float) -> list[str]:
+    """One line per registered hook that has not run for `days` days; one line for the
+    agent when none of its registered hooks has (then the agent itself was not used, or
+    runs none of them)."""
+    out = []
+    for agent in sorted({k["agent"] for k in kinds}):
+        mine = [k for k in kinds if k["agent"] == agent and k["registered"]]
+        stale = [k for k in mine if k["state"] in ("never ran", "not run for days")]
+        if not stale:
+            continue
+        why = (f"if you used {agent} since, it is not running brainbox's hooks: check the "
+               f"settings file and the agent's hook list"
+               + (" (`/hooks` in Codex: a hook runs only once trusted)" if agent == "codex"
+                  else ""))
+        if len(stale) == len(mine):
+            last = max((k["last_run"] or 0.0 for k in mine), default=0.0) or None
+            out.append(f"hooks {agent}: no registered brainbox hook has run for {days:g} "
+                       f"days (last run: {ago(last, now)}); {why}")
+            continue
+        newest = max(k["last_run"] or 0.0 for k in mine)
+        for k in stale:
+            out.append(f"hook {agent}/{k['event']} is registered but has not run for "
+                       f"{days:g} days (last run: {ago(k['last_run'], now)}) while other "
+                       f"{agent} hooks ran {ago(newest, now)}; {why}")
     return out
