@@ -182,11 +182,18 @@ def register(cli) -> None:
     @cli.command()
     @click.option("--json", "as_json", is_flag=True, help="JSON output.")
     @click.option("--no-latency", is_flag=True, help="Skip the test record subprocess.")
-    def doctor(as_json, no_latency):
-        """Check hooks, database, daemon, recent hook errors and record latency."""
+    @click.option("--stale-days", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="A registered hook that has not run for this many days is a problem "
+                       "(default 7, or BRAINBOX_DOCTOR_STALE_DAYS / doctor_stale_days).")
+    def doctor(as_json, no_latency, stale_days):
+        """Check hooks (and each one's last success and failure), database, daemon, recent
+        hook errors and record latency; exit 1 on a problem.
+
+        Example: brainbox doctor --json --stale-days 3
+        """
         from brainbox.cli.doctor import human, run_doctor
 
-        data = run_doctor(latency=not no_latency)
+        data = run_doctor(latency=not no_latency, days=stale_days)
         emit(data, as_json, lambda d: click.echo(human(d)))
         sys.exit(0 if data["ok"] else 1)
 

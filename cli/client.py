@@ -170,7 +170,6 @@ def lock_free(home: Path) -> bool:
 def spawn(home: Path | None = None, force: bool = False) -> bool:
     """Start a detached daemon unless one is alive or was started moments ago, or its
     home or socket folder is unsafe (then the reason goes to daemon.log, if it can)."""
-    import subprocess
     from pathlib import Path
 
     from brainbox import store
@@ -180,12 +179,30 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
         store.private_dir(home, what="home", tighten=True)
     except store.StoreError:
         return False
-    marker = home / SPAWN_NAME
+    try:  # held until the daemon is started: concurrent spawners take turns (`_spawn`)
+        marker = store.open_private(home / SPAWN_NAME, os.O_RDWR | os.O_CREAT)
+    except (OSError, store.StoreError):
+        return False  # a marker we may not write (a planted symlink): no daemon
     try:
-        if not force and time.time() - marker.lstat().st_mtime < SPAWN_GUARD:
-            return False
-    except OSError:
-        pass
+        return _spawn(home, marker, force)
+    finally:
+        os.close(marker)  # releases its flock
+
+
+def _spawn(home, marker: int, force: bool) -> bool:
+    """`spawn` under the marker's flock. The marker holds the last spawner's pid and its
+    mtime says when: a hook that finds it younger than SPAWN_GUARD starts nothing, so
+    fifty hooks that find no daemon at once start one (checked and written under the
+    lock: without it two could both find it old, tests/test_daemon_limits.py)."""
+    import fcntl
+    import subprocess
+
+    from brainbox import store
+
+    fcntl.flock(marker, fcntl.LOCK_EX)
+    st = os.fstat(marker)
+    if not force and st.st_size and time.time() - st.st_mtime < SPAWN_GUARD:
+        return False
     log = home / LOG_NAME
     try:
         if log.lstat().st_size > LOG_MAX:
@@ -197,10 +214,8 @@ def spawn(home: Path | None = None, force: bool = False) -> bool:
     except (OSError, store.StoreError):
         return False  # a log we may not write (a planted symlink): no daemon, no log
     with out:
-        try:
-            store.write_private(marker, str(os.getpid()).encode())
-        except (OSError, store.StoreError):
-            return False
+        os.ftruncate(marker, 0)
+        os.pwrite(marker, str(os.getpid()).encode(), 0)
         path = paths.socket_path(home)
         if os.path.dirname(path) != os.path.abspath(home):
             problem = folder_problem(path)

@@ -35,8 +35,16 @@ Choices:
   connection, a bounded batch per tick; woken when a request folded new events, else every
   `BRAINBOX_REINDEX_EVERY` seconds (default 2). It does not count as activity: the idle
   exit is unchanged.
-- It exits after `BRAINBOX_DAEMON_IDLE` seconds without a request (default 1800), on
-  SIGTERM/SIGINT, or on `stop`.
+- It exits after `BRAINBOX_DAEMON_IDLE` seconds without a request (default 1800; or
+  config.json's `daemon_idle`), on SIGTERM/SIGINT, on `stop`, or when its resident memory
+  (`/proc/self/statm`; the peak from `resource` where there is no /proc) is over
+  `BRAINBOX_DAEMON_MAX_RSS_MB` (default 2048; `daemon_max_rss_mb`): checked after every
+  answered request and every RSS_EVERY seconds, logged, and then it stops accepting
+  connections and exits once the requests in hand are answered; the next hook that finds
+  no daemon starts a fresh one. A warm daemon over an empty memory holds about 190 MB.
+- One daemon process at a time: the spawner is serialised (`client.spawn`), the lock is
+  released last, and the process then ends with `os._exit` (no interpreter finalisation
+  after the lock is free, while a fresh daemon may already be starting).
 """
 
 from __future__ import annotations
@@ -49,13 +57,16 @@ import time
 
 from brainbox import paths
 from brainbox.cli import client, hookconf, wire
-from brainbox.cli.service import Service
+from brainbox.cli.service import Service, rss_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
 DEFAULT_IDLE = 1800.0
+DEFAULT_MAX_RSS_MB = 2048.0
+RSS_EVERY = 30.0  # seconds between the idle loop's memory checks (requests check after each)
+DRAIN_WAIT = 30.0  # at exit, for the connections in hand to be answered
 SAVE_AFTER_IDLE = 5.0
 MAX_CONNECTIONS = 32
 
@@ -65,6 +76,32 @@ def idle_seconds() -> float:
         return max(1.0, float(hookconf.config("daemon_idle", DEFAULT_IDLE)))
     except (TypeError, ValueError):
         return DEFAULT_IDLE
+
+
+def max_rss_bytes() -> int:
+    """The memory ceiling: `BRAINBOX_DAEMON_MAX_RSS_MB` / `daemon_max_rss_mb` MiB."""
+    try:
+        mb = float(hookconf.config("daemon_max_rss_mb", DEFAULT_MAX_RSS_MB))
+    except (TypeError, ValueError):
+        mb = DEFAULT_MAX_RSS_MB
+    return int((mb if mb > 0 else DEFAULT_MAX_RSS_MB) * (1 << 20))
+
+
+def over_ceiling(service: Service, ceiling: int) -> bool:
+    """True (and the daemon told to stop, with a line in daemon.log) once it holds more
+    than `ceiling` bytes; the requests in hand are answered first (`serve`)."""
+    if service.stop_requested or not ceiling:
+        return service.over_ceiling
+    rss = rss_bytes()
+    if rss <= ceiling:
+        return False
+    service.over_ceiling = True
+    service.stop_requested = True
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} brainbox daemon: resident memory "
+          f"{rss >> 20} MiB is over the ceiling of {ceiling >> 20} MiB "
+          f"(BRAINBOX_DAEMON_MAX_RSS_MB); exiting once the requests in hand are answered",
+          file=sys.stderr, flush=True)
+    return True
 
 
 
@@ -113,6 +150,7 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     reindexer = None
     info = home / client.INFO_NAME
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    service.ceiling = ceiling = max_rss_bytes()
 
     def on_signal(signum, frame):
         service.stop_requested = True
@@ -161,9 +199,13 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
         service.on_folded = reindexer.wake
         sel = selectors.DefaultSelector()
         sel.register(listener, selectors.EVENT_READ)
-        service.last = time.monotonic()
+        service.last = checked = time.monotonic()
         while not service.stop_requested:
             now = time.monotonic()
+            if now - checked > RSS_EVERY:
+                checked = now
+                if over_ceiling(service, ceiling):
+                    break
             quiet = now - service.last
             if quiet > idle and not service.active:
                 break
@@ -187,19 +229,23 @@ def serve(home: Path | None = None, idle: float | None = None, warm: bool = True
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if listener is not None:  # no new connection: a hook that comes now works alone
+            listener.close()
+            try:
+                if os.stat(path).st_ino and _is_socket(path):
+                    os.unlink(path)
+            except OSError:
+                pass
+        service.stop_requested = True
         if reindexer is not None:
             reindexer.stop()  # a tick in progress ends its file batch first
+        drain_by = time.monotonic() + DRAIN_WAIT
+        while service.active and time.monotonic() < drain_by:
+            time.sleep(0.02)  # the requests in hand are answered; their loops then end
         try:
             if service.lock.acquire(timeout=30):  # let a request in progress finish
                 service.close()
         finally:
-            if listener is not None:
-                listener.close()
-                try:
-                    if os.stat(path).st_ino and _is_socket(path):
-                        os.unlink(path)
-                except OSError:
-                    pass
             try:
                 info.unlink()
             except OSError:
@@ -269,6 +315,7 @@ def serve_connection(service: Service, conn) -> None:
                 return
             conn.settimeout(budget)
             _send(conn, answer)
+            over_ceiling(service, service.ceiling)  # if over, this loop ends (stop_requested)
             deadline = time.monotonic() + budget
     except OSError as exc:
         if exc.errno not in (errno.EPIPE, errno.ECONNRESET, None):
@@ -304,4 +351,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - the detached daemon's entry
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the lock is free: end now, not after finalising numba and numpy

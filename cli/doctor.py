@@ -13,7 +13,13 @@ Checks, each reported with what was found:
 - database: path, size (with the WAL), event count, schema (a brainbox file of our
   schema version) and `PRAGMA quick_check` (damaged pages behind an intact header, 10-42
   ms per 10,000 events);
-- daemon: running or not, its pid and socket;
+- health: each hook kind's (agent and event: `claude/PostToolUse`) last success and last
+  failure, as the hooks record them (`health`); a registered hook that has not run for N
+  days (`--stale-days`, default 7; never ran, registered longer ago than that, counts
+  too) or that fails every time (FAIL_STREAK failures since its last success, or since
+  its first run when it never succeeded) is a problem. An agent none of whose registered
+  hooks ran for N days is one problem, not one per hook;
+- daemon: running or not, its pid, socket and resident memory;
 - hook errors: the newest entries of `$BRAINBOX_HOME/hook-errors.log` (and of the fallback
   log in `$XDG_RUNTIME_DIR`, where entries go that the home refused), spooled events
   waiting to be ingested, and quarantined spool files (`spool/bad/`: events the database
@@ -58,8 +64,18 @@ def hooks_status(cwd: str | None = None) -> dict:
     return out
 
 
-def _claude_events(path: Path, inst) -> dict:
+def _settings_info(path: Path) -> dict:
     info = {"path": str(path), "exists": path.exists(), "events": []}
+    if info["exists"]:
+        try:  # when the hooks were registered, at the latest (for "never ran" in health)
+            info["mtime"] = path.stat().st_mtime
+        except OSError:
+            pass
+    return info
+
+
+def _claude_events(path: Path, inst) -> dict:
+    info = _settings_info(path)
     if not info["exists"]:
         return info
     try:
@@ -114,7 +130,7 @@ def _note_missing(info: dict, event: str, cmd) -> None:
 def _codex_events(path: Path, inst) -> dict:
     import tomllib
 
-    info = {"path": str(path), "exists": path.exists(), "events": []}
+    info = _settings_info(path)
     if not info["exists"]:
         return info
     try:
@@ -223,7 +239,7 @@ def files_status() -> list[str]:
     """Ownership and mode problems of the home, the database and the files brainbox
     writes, one line each; `lstat` only, nothing is opened or changed."""
     from brainbox import paths
-    from brainbox.cli import client, hooklog
+    from brainbox.cli import client, health, hooklog
     from brainbox.cli import spool as spool_mod
 
     home = Path(paths.home())
@@ -266,20 +282,37 @@ def files_status() -> list[str]:
     for name in (hooklog.LOG_NAME, client.LOG_NAME, client.INFO_NAME, client.SPAWN_NAME,
                  client.LOCK_NAME, "config.json"):
         check(home / name, 0o600)
-    spool = Path(spool_mod.spool_dir())
-    check(spool, 0o700)
-    if spool.is_dir() and not spool.is_symlink():
-        for p in sorted(spool.iterdir())[:200]:
-            check(p, 0o600)
+    for folder in (Path(spool_mod.spool_dir()), home / health.DIR_NAME):
+        check(folder, 0o700)
+        if folder.is_dir() and not folder.is_symlink():
+            for p in sorted(folder.iterdir())[:200]:
+                check(p, 0o600)
     return out
 
 
-def run_doctor(latency: bool = True) -> dict:
-    from brainbox.cli import client
+def _registered(hooks: dict) -> dict[tuple[str, str], float | None]:
+    """(agent, event) -> since when it is registered, at the latest (the oldest mtime of
+    the settings files that register it: any later edit only makes that later)."""
+    out: dict[tuple[str, str], float | None] = {}
+    for scope, info in hooks.items():
+        if not isinstance(info, dict) or not info.get("events"):
+            continue
+        agent = "codex" if scope == "codex" else "claude"
+        for event in info["events"]:
+            old = out.get((agent, event))
+            mtime = info.get("mtime")
+            out[(agent, event)] = mtime if old is None else min(old, mtime or old)
+    return out
+
+
+def run_doctor(latency: bool = True, days: float | None = None) -> dict:
+    from brainbox.cli import client, health
 
     data = {"files": files_status()}  # before the store is opened (that tightens modes)
+    hooks = hooks_status()
     data.update({
-        "hooks": hooks_status(),
+        "hooks": hooks,
+        "health": health.judge(_registered(hooks), health.stale_days(days)),
         "database": database_status(),
         "daemon": client.status(),
         "hook_errors": errors_status(),
@@ -296,6 +329,7 @@ def run_doctor(latency: bool = True) -> dict:
                                 f"run `brainbox install` again")
             if info.get("error"):
                 problems.append(f"hooks {scope}: {info['error']} ({info['path']})")
+    problems += data["health"]["problems"]
     if not data["database"]["ok"]:
         problems.append(f"database: {data['database'].get('error')}")
     bad = data["hook_errors"]["quarantined_files"]
@@ -310,6 +344,21 @@ def run_doctor(latency: bool = True) -> dict:
     return data
 
 
+def health_lines(judged: dict) -> list[str]:
+    """One line per hook kind; the states that are problems in capitals."""
+    from brainbox.cli.health import BAD_STATES, ago
+
+    now, lines = time.time(), []
+    for k in judged["kinds"]:
+        fail = k["last_failure"]
+        state = k["state"].upper() if k["state"] in BAD_STATES else k["state"]
+        lines.append(f"health  {k['agent']}/{k['event']}: {state}; "
+                     f"last success {ago(k['last_success'], now)}"
+                     + (f", last failure {ago(fail['at'], now)}: {fail['reason'][:100]}"
+                        if fail else ""))
+    return lines
+
+
 def human(d: dict) -> str:
     lines = []
     h = d["hooks"]
@@ -320,6 +369,7 @@ def human(d: dict) -> str:
         lines.append(f"hooks   {key}: {state}  ({info['path']})")
     if h["claude_missing"] and len(h["claude_missing"]) < 6:
         lines.append(f"        claude events not registered: {', '.join(h['claude_missing'])}")
+    lines += health_lines(d["health"])
     db = d["database"]
     if db.get("error"):
         lines.append(f"db      PROBLEM: {db['error']}")
@@ -329,8 +379,12 @@ def human(d: dict) -> str:
     else:
         lines.append(f"db      {db['path']}: {db.get('note')}")
     dm = d["daemon"]
-    lines.append(f"daemon  {'running, pid ' + str(dm['pid']) if dm['running'] else 'not running'}"
-                 f"  ({dm['socket']})")
+    state = "not running"
+    if dm["running"]:
+        state = f"running, pid {dm['pid']}"
+        if dm.get("rss_mb") is not None:  # an older daemon does not say
+            state += f", {dm['rss_mb']:g} MiB resident (ceiling {dm.get('max_rss_mb')} MiB)"
+    lines.append(f"daemon  {state}  ({dm['socket']})")
     er = d["hook_errors"]
     lines.append(f"errors  {len(er['last'])} recent in {er['log']}"
                  + (f"; {er['spooled_files']} spooled files waiting" if er["spooled_files"]

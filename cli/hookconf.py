@@ -32,6 +32,8 @@ ENV = {
     "hook_budget_tool": "BRAINBOX_HOOK_BUDGET_TOOL",
     "hook_stdin_wait": "BRAINBOX_HOOK_STDIN_WAIT",
     "daemon_idle": "BRAINBOX_DAEMON_IDLE",
+    "daemon_max_rss_mb": "BRAINBOX_DAEMON_MAX_RSS_MB",
+    "doctor_stale_days": "BRAINBOX_DOCTOR_STALE_DAYS",
     "daemon": "BRAINBOX_DAEMON",
     "reindex_every": "BRAINBOX_REINDEX_EVERY",
     "inject": "BRAINBOX_INJECT",

@@ -6,7 +6,9 @@ the log cannot be written (refused, read-only home, full disk), to
 `$XDG_RUNTIME_DIR/brainbox-hook-errors.log` if that is a private folder of ours, else
 nowhere. The log says what became of the event: "spooled", "event lost: ..." (never
 "recorded" unless it was). Files (reliability report D8, D15; `brainbox.store`): opened
-with `O_NOFOLLOW` and 0600 whatever the umask; never written through a symlink.
+with `O_NOFOLLOW` and 0600 whatever the umask; never written through a symlink. Every
+failure of a hook kind (an agent and event) is also its health record's (`health.failed`),
+and counted per process (`failures`): a hook that logged none succeeded.
 
 Standard library only (the file helpers of `brainbox.store` load `os` and `stat`).
 """
@@ -17,9 +19,11 @@ import os
 import time
 
 from brainbox import paths
+from brainbox.cli import health
 
 LOG_NAME = "hook-errors.log"
 LOG_MAX = 256 << 10
+_failures: dict[tuple, int] = {}  # (agent, event) -> failures logged by this process
 
 
 def safe(fn, *args):
@@ -36,6 +40,10 @@ def log_failure(agent, event, what: str, exc: BaseException | None = None) -> No
     (refused, read-only home, full disk) the entry goes to `$XDG_RUNTIME_DIR`, if that is
     a private folder of ours (`_fallback_log`)."""
     entry = ""
+    who = (agent, event)
+    _failures[who] = _failures.get(who, 0) + 1
+    if agent and event:
+        safe(health.failed, agent, event, what)
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
         entry = f"=== {stamp} pid={os.getpid()} agent={agent} event={event}: {what[:500]}\n"
@@ -47,6 +55,12 @@ def log_failure(agent, event, what: str, exc: BaseException | None = None) -> No
         _append_log(os.path.join(paths.home(), LOG_NAME), entry, rotate=True)
     except BaseException as why:  # noqa: BLE001
         safe(_fallback_log, entry, why)
+
+
+def failures(agent, event) -> int:
+    """How many failures this process has logged for the hook kind (agent, event): a hook
+    that logged none since it started succeeded (`health.succeeded`)."""
+    return _failures.get((agent, event), 0)
 
 
 def _append_log(path: str, entry: str, rotate: bool) -> None:

@@ -30,6 +30,9 @@ cost more than the whole round trip. The socket is reached through
 gets nothing (report D3). No daemon, an untrusted socket, another database, or a daemon
 without the `hook` op: the hook does everything itself, and starts a daemon once it has
 answered. Tool calls never touch the daemon.
+
+Health (`health`): a hook that handled its event itself and logged no failure records
+its kind's success (one `utime`); one handed to the daemon is the daemon's to record.
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ import sys
 import time
 
 from brainbox import paths
-from brainbox.cli import client, handler, hookconf, wire
+from brainbox.cli import client, handler, health, hookconf, wire
 from brainbox.cli.guard import WATCHDOG_LOCK_WAIT, Guard, Null
-from brainbox.cli.hooklog import log_failure, safe
+from brainbox.cli.hooklog import failures, log_failure, safe
 
 TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd"})
@@ -58,6 +61,8 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     out = stdout if stdout is not None else sys.stdout
     saved = sys.stdout, sys.stderr
     guard = None
+    taken = False
+    failed_before = failures(agent, event)
     hookconf.reset()
     try:
         kind = "tool" if event in TOOL_EVENTS else "prompt"
@@ -85,6 +90,8 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
         sys.stdout, sys.stderr = saved
         if guard is not None:
             guard.close()
+            if not taken and failures(agent, event) == failed_before:
+                safe(health.succeeded, agent, event)  # handed over: the daemon records it
             if guard.spawn_daemon:  # after the answer: it would compete for the CPU
                 safe(client.spawn)
     if HARD_EXIT and guard is not None and _whole_process(argv):

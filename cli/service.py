@@ -38,6 +38,8 @@ class Service:
         self.requests = 0
         self.started = time.time()
         self.stop_requested = False
+        self.over_ceiling = False  # the daemon stops for its memory ceiling (`daemon`)
+        self.ceiling: int | None = None  # that ceiling, in bytes (the daemon sets it)
         self.on_folded = None  # called after a refresh folded events (the daemon sets it)
         import threading
 
@@ -141,7 +143,8 @@ class Service:
 
     def op_ping(self, req):
         return {"pid": os.getpid(), "db": self.db, "uptime": round(time.time() - self.started, 3),
-                "requests": self.requests}
+                "requests": self.requests, "rss_mb": round(rss_bytes() / (1 << 20), 1),
+                "max_rss_mb": round(self.ceiling / (1 << 20)) if self.ceiling else None}
 
     def op_sync(self, req):
         folded = self.refresh()
@@ -207,9 +210,9 @@ class Service:
         """A hook's whole work on its raw payload (`wire`): record first (or spool: never
         lost once acknowledged), then answer. Returns {"output": line|None}."""
         from brainbox import events as evmod
-        from brainbox.cli import handler
+        from brainbox.cli import handler, health
         from brainbox.cli.guard import Guard
-        from brainbox.cli.hooklog import log_failure, safe
+        from brainbox.cli.hooklog import failures, log_failure, safe
 
         agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
         event = req.get("event") if isinstance(req.get("event"), str) else None
@@ -235,8 +238,11 @@ class Service:
             guard.conn = self.memory().conn
         except Exception:  # noqa: BLE001 - record() opens its own (or spools)
             guard.conn = None
+        failed_before = failures(agent, event)
         try:
             output = handler.handle(agent, event, payload, guard, at=at)
+            if failures(agent, event) == failed_before:  # the hook's health is ours to keep
+                safe(health.succeeded, agent, event)
         except BaseException as exc:
             safe(guard.spool_uncommitted)
             log_failure(agent, event, f"daemon: {type(exc).__name__}: {exc}", exc)
@@ -244,6 +250,19 @@ class Service:
         finally:
             guard.close()
         return {"output": output}
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now (Linux), else its peak (`resource`)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _project(cwd) -> str:

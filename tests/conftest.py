@@ -13,6 +13,10 @@ def brainbox_home(tmp_path, monkeypatch):
     home = tmp_path / "bbhome"
     monkeypatch.setenv("BRAINBOX_HOME", str(home))
     monkeypatch.delenv("BRAINBOX_DB", raising=False)
+    # A daemon a test's hook starts and the test does not stop (a prompt hook spawns one
+    # after answering) exits after two idle minutes, not the default 30: one such daemon
+    # per run of tests/test_startup.py outlived the run, its home deleted.
+    monkeypatch.setenv("BRAINBOX_DAEMON_IDLE", "120")
     return home
 
 
