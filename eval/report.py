@@ -205,12 +205,12 @@ def localization_section(loc: dict) -> list[str]:
     c = loc.get("conditional") or {}
     if c.get("scored"):
         d = c["diff"]["memory"]
-        lines += [f"Conditional P1-edit ({c['scored']} tasks with an edited file memory had "
+        lines += [(f"Conditional P1-edit ({c['scored']} tasks with an edited file memory had "
                   "seen; only such files ranked): brainbox with the index "
                   f"MRR@10 {_f(c['mean']['brainbox']['MRR@10'])}, memory alone "
                   f"{_f(c['mean']['memory']['MRR@10'])}, difference "
                   f"{_f(d['MRR@10']['mean'], True)} {_ci(d['MRR@10']['ci'])}; Acc@5 "
-                  f"{_f(d['Acc@5']['mean'], True)} {_ci(d['Acc@5']['ci'])}.", ""]
+                  f"{_f(d['Acc@5']['mean'], True)} {_ci(d['Acc@5']['ci'])}."), ""]
     return lines
 
 
