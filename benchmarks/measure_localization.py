@@ -74,6 +74,7 @@ def main(argv=None) -> int:
             r["rank"][a.gold]["brainbox-loro"] = row[GRID.index(chosen[r["repo"]])].tolist()
         methods = ("brainbox-loro",) + methods
     out = L.summarize(rows, a.gold, methods, seed=a.seed)
+    out["conditional"] = L.summarize(rows, "conditional", seed=a.seed)
     out.update({"tasks": total, "seconds": round(time.perf_counter() - t0, 1),
                 "depth": a.depth, "snippet_weight": recall.SNIPPET_PROMPT,
                 "loro_weights": chosen})
@@ -86,6 +87,14 @@ def main(argv=None) -> int:
     print("method        " + "  ".join(f"{k:>9}" for k in L.METRICS))
     for m in methods:
         print(f"{m:<13} " + "  ".join(f"{out['mean'][m][k]:>9.3f}" for k in L.METRICS))
+    c = out["conditional"]
+    if c["scored"]:
+        d = c["diff"]["memory"]
+        print(f"conditional P1-edit ({c['scored']} tasks): brainbox MRR@10 "
+              f"{c['mean']['brainbox']['MRR@10']:.3f}, memory {c['mean']['memory']['MRR@10']:.3f}"
+              f", difference {d['MRR@10']['mean']:+.3f} [{d['MRR@10']['ci'][0]:+.3f}, "
+              f"{d['MRR@10']['ci'][1]:+.3f}]; Acc@5 {d['Acc@5']['mean']:+.3f} "
+              f"[{d['Acc@5']['ci'][0]:+.3f}, {d['Acc@5']['ci'][1]:+.3f}]")
     if chosen:
         print("LORO snippet weights: " + ", ".join(f"{r} {w:g}" for r, w in chosen.items()))
     for m, d in out["diff"].items():
