@@ -9,7 +9,10 @@ quoted and the terms are joined by OR: FTS5's syntax (`"`, `(`, `-`, `NEAR`, `AN
 `col:`) never reaches SQLite from a user, and a query with no term matches nothing.
 Terms in most chunks are left out of the expression (`COMMON`, measured below).
 
-The score is `-bm25()`: higher is better, comparable within one query only.
+The score is `-bm25()`: higher is better, comparable within one query only. When the
+query mentions a name as code that a chunk defines (the `symbol` ranking, below: each
+file's defining chunk, in that ranking's file order), the keyword and symbol rankings are
+fused by RRF as the vector ranking is, and the score is the fused one.
 
 With vectors (`brainbox.codevectors`: `brainbox index` embeds the chunks when a model is
 installed, `brainbox.embed`), the query is embedded by the same model and the keyword
@@ -183,24 +186,28 @@ def search(conn, root: str, query: str, limit: int = 10, *, embedder="auto",
     if limit <= 0:
         return Result()
     embedder, note = _model_for(conn, root, embedder)
-    if embedder is None:
+    depth = max(limit, DEPTH)
+    symbol = [c[5] for _p, _s, c in symbol_files(conn, root, query)][:depth]
+    if embedder is None and not symbol:
         rows = keyword_rows(conn, root, query, limit)
         return Result([Snippet(p, s, e, kind, sym, round(-score, 6))
                        for p, s, e, kind, sym, score, _id in rows], True, note)
-    from brainbox import codevectors
-
-    depth = max(limit, DEPTH)
     # Sequential: the query embedded in a thread while SQLite ranks the keywords was slower
     # on the loaded 2-core machine (sympy index, 20 queries x 3, interleaved: p50 93.1 ms
     # threaded, 83.9 ms sequential; the parts: embedding 47, kNN 31, BM25 22 ms).
-    keyword = [r[-1] for r in keyword_rows(conn, root, query, depth)]
-    qvec = embedder.embed([query or ""])[0]
-    vector = [cid for cid, _d in codevectors.nearest(conn, root, qvec, depth, use_vec=use_vec,
-                                                     cached=use_vec is None)]
-    fused = fuse({"keyword": keyword, "vector": vector})[:limit]
+    rankings = {"keyword": [r[-1] for r in keyword_rows(conn, root, query, depth)]}
+    if symbol:
+        rankings["symbol"] = symbol
+    if embedder is not None:
+        from brainbox import codevectors
+
+        qvec = embedder.embed([query or ""])[0]
+        rankings["vector"] = [cid for cid, _d in codevectors.nearest(
+            conn, root, qvec, depth, use_vec=use_vec, cached=use_vec is None)]
+    fused = fuse(rankings)[:limit]
     meta = _sql.chunk_rows(conn, root, [c for c, _s, _ch in fused])
     return Result([Snippet(*meta[c], round(s, 6), ch) for c, s, ch in fused if c in meta],
-                  False, "")
+                  embedder is None, note if embedder is None else "")
 
 
 def code_names(query: str) -> tuple[list[str], list[str]]:

@@ -190,7 +190,7 @@ def test_a_database_indexed_before_migration_4_gets_its_rows_on_the_next_index(
     conn = store.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION >= 4
     assert codesearch.indexed(conn, str(root))
-    assert codesearch.search(conn, str(root), "compute_total", 5) == []  # no rows yet
+    assert codesearch.keyword_rows(conn, str(root), "compute_total", 5) == []  # no rows yet
     again = codeindex.build(conn, str(root))
     assert again.indexed == first.indexed and again.unchanged == 0
     assert codesearch.search(conn, str(root), "compute_total", 5)[0].symbol == "compute_total"
@@ -219,8 +219,8 @@ def test_the_search_command_json_text_and_no_index(tmp_path):
     out = json.loads(r.stdout)
     assert len(out) == 2 and out[0] == {
         "path": "src/billing.py", "start_line": 1, "end_line": 3, "kind": "function",
-        "symbol": "compute_total", "score": out[0]["score"], "channels": ["keyword"],
-        "keyword_only": True}
+        "symbol": "compute_total", "score": out[0]["score"],
+        "channels": ["keyword", "symbol"], "keyword_only": True}
     assert r.stderr.count("\n") == 1 and "keyword only: no vectors" in r.stderr
     assert out[0]["score"] > out[1]["score"]
     none = CliRunner().invoke(cli, ["--db", db, "search", 'zebra(" NEAR -', "--cwd",
@@ -276,7 +276,8 @@ def test_a_file_that_defines_a_named_function_outranks_prose_that_repeats_it(con
     })
     codeindex.build(conn, str(root))
     query = "compute_total() returns the wrong total"
-    assert codesearch.search(conn, str(root), query, 1)[0].path == "docs/billing.md"
+    assert codesearch.keyword_rows(conn, str(root), query, 1)[0][0] == "docs/billing.md"
+    assert codesearch.search(conn, str(root), query, 1)[0].path == "src/billing.py"
     ranked = codesearch.symbol_files(conn, str(root), query)
     assert [p for p, _s, _c in ranked] == ["src/billing.py"]  # defines it; report only calls
     assert ranked[0][2][:5] == ("src/billing.py", 1, 2, "function", "compute_total")

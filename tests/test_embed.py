@@ -386,11 +386,12 @@ def test_search_fuses_both_rankings_and_falls_back_to_keywords_without_the_model
     both = codesearch.search(vconn, root, "compute_total", 5)
     assert not both.keyword_only and both.note == ""
     assert (both[0].path, both[0].symbol, both[0].channels) == (
-        "billing.py", "compute_total", ("keyword", "vector"))
+        "billing.py", "compute_total", ("keyword", "symbol", "vector"))
     assert len(both) == 5 and all("vector" in s.channels for s in both)
     top = codesearch.keyword_rows(vconn, root, "compute_total", 1)[0][-1]
     near = [i for i, _ in codevectors.nearest(vconn, root, e.embed(["compute_total"])[0], 50)]
-    assert both[0].score == pytest.approx(1 / 61 + 1 / (61 + near.index(top)), abs=1e-6)
+    # first in the keyword and the symbol ranking (it defines compute_total)
+    assert both[0].score == pytest.approx(2 / 61 + 1 / (61 + near.index(top)), abs=1e-6)
     # a vector-only query (no term in the index) still finds chunks
     assert codesearch.search(vconn, root, "zzzqqq", 3)[0].channels == ("vector",)
     monkeypatch.setenv("BRAINBOX_EMBED_MODEL", str(tmp_path / "gone.onnx"))
