@@ -100,10 +100,12 @@ DEFAULT_FUSION = "learned"
 # (benchmarks/measure_localization.py --loro: claude-code-swebench-lite, 143 tasks, gold
 # patch files, weights 4/8/16/32/64/128 by MRR@10 on the other repositories): 64 in nine
 # folds, 32 in sympy's (the plateau starts at 16). MRR@10 at 4 / 8 / 16 / 32: 0.251 /
-# 0.371 / 0.418 / 0.422 (the index alone 0.406, BM25 over whole files 0.397); the LORO
-# choice 0.419, +0.022 [-0.036, +0.084] over BM25 over files. At 4, memory's channels
-# (files earlier tasks touched) outweighed the code that matches the description.
-# Unmeasured in a session: the dev replay has no code index.
+# 0.371 / 0.418 / 0.422 (the index alone 0.406, BM25 over whole files 0.397). At 4,
+# memory's channels (files earlier tasks touched) outweighed the code that matches the
+# description. With the symbol ranking in the channel (brainbox.codesearch.files) the
+# LORO choice is the same (64 in nine folds, 32 in sympy's): MRR@10 0.514 at 32, 0.510
+# at the LORO weights; +0.117 [+0.052, +0.192] over BM25 over files. Unmeasured in a
+# session: the dev replay has no code index.
 SNIPPET_PROMPT = 32.0
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
