@@ -67,6 +67,9 @@ CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
 PRE_MATCHER = {"claude": "Edit|MultiEdit|Write|Bash", "codex": "Bash|apply_patch"}
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 DEFAULT_TIMEOUT = 5
+CODEX_TRUST = ("Codex runs new hooks only after you trust them (by hash; an untrusted hook "
+               "is silent): run /hooks in Codex and trust brainbox's, again after an "
+               "install that changed them.")
 BACKUP_SUFFIX = ".brainbox-backup"
 STATE_SUFFIX = ".brainbox-state"
 BLOCK_BEGIN = "# >>> brainbox >>>"
@@ -327,7 +330,7 @@ def install_codex(
         added = updated = []
     summary = _summary("codex", path, changed, added, updated, [], raw is None)
     summary["warnings"] = _codex_warnings(path, config)
-    summary["notes"] = ["Codex runs new hooks only after you trust them: run /hooks in Codex."]
+    summary["notes"] = [CODEX_TRUST]
     return summary
 
 
