@@ -525,6 +525,35 @@ class Memory:
         except EventError as exc:
             raise pins.PinError(str(exc)) from exc
 
+    def advise(self, event: dict, *, files: int = 3, errors: int = 2) -> dict:
+        """What memory observed about a tool call about to run (the PreToolUse advice,
+        `brainbox.advice`): `event` is the call as a normalised tool event (`tool`,
+        `action`, `files`, `project`). For an edit, per file (at most two): its co-edited
+        files (at most `files`) and the errors that followed edits of it (at most
+        `errors`); for a run, the command's last fix and open failure. Lists are empty
+        when nothing clears the floors; no clock or counter of the call is in it."""
+        from brainbox import advice
+
+        self.sync()
+        st = self.state
+        project = event.get("project") or ""
+        out = {"edits": [], "command": None}
+        if event.get("action") == "edit" and not event.get("error_fp"):
+            for path in list(dict.fromkeys(event.get("files") or ()))[:2]:
+                co = advice.co_edits(st, project, path, k=files)
+                errs = st.advice.errors_after(project, path, k=errors)
+                if co or errs:
+                    out["edits"].append({"path": path, "errors": errs,
+                                         "co_edits": [{"path": p, "weight": round(w, 4)}
+                                                      for p, w in co]})
+        elif event.get("action") == "run" and event.get("tool"):
+            key = advice.command_key(event["tool"], event.get("files"))
+            known = st.advice.command(project, key)
+            if known is not None:
+                out["command"] = {"tool": event["tool"], "files": sorted(event.get("files") or ()),
+                                  **known}
+        return out
+
     def fix_files(self, fingerprint: str, project: str, k: int = 5) -> list[dict]:
         """The files of `project` an error (by its fingerprint) is most strongly linked
         to, strongest first (ties by path): the files that fixed it before."""

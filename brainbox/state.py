@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from brainbox import kernels as K
+from brainbox.advice import Advice
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
@@ -149,6 +150,9 @@ class State(EdgeStore):
         # (brainbox.openerrors), both folded from the log
         self.pins = Board()
         self.open_errors = OpenErrors()
+        # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
+        # files, errors after edits, commands' failures and fixes, folded from the log
+        self.advice = Advice()
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)
@@ -361,6 +365,8 @@ class State(EdgeStore):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
                     self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
                                              ev.get("exit_code"))
+                    self.advice.observe(ev["session"], project, ev["tool"], ev.get("action"),
+                                        files, ev.get("error_fp"), ev.get("exit_code"))
                 ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
                 ev_tool.append(tool)
                 tch_ptr.append(len(tch_res))
@@ -565,6 +571,7 @@ class State(EdgeStore):
             "credit": {p: c.tolist() for p, c in sorted(self.credit.items())},
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
+            "advice": self.advice.to_json(),
         }
         return {
             "node.kind": self.kind[:n], "node.n": self.n[:n], "node.m": self.m[:n],
@@ -649,4 +656,5 @@ class State(EdgeStore):
         s.credit = {p: np.asarray(c, np.float64) for p, c in extra.get("credit", {}).items()}
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
+        s.advice = Advice.from_json(extra.get("advice"))
         return s

@@ -367,6 +367,10 @@ def human(d: dict) -> str:
         state = ", ".join(info["events"]) if info["events"] else (
             "no brainbox hooks" if info["exists"] else "no file")
         lines.append(f"hooks   {key}: {state}  ({info['path']})")
+    if h["codex"]["events"]:
+        from brainbox.cli.install import CODEX_TRUST
+
+        lines.append(f"        codex: {CODEX_TRUST}")
     if h["claude_missing"] and len(h["claude_missing"]) < 6:
         lines.append(f"        claude events not registered: {', '.join(h['claude_missing'])}")
     lines += health_lines(d["health"])

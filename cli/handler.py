@@ -14,6 +14,11 @@ on the guard in place of the socket; this module imports neither of them.
   pins, most likely files, open errors, live procedures), at most `session_start_chars`
   characters (default 1,200). It names no session, time or count of sessions: two
   sessions of an unchanged memory get the same bytes, which keeps the host's prompt cache.
+- `PreToolUse` (an Edit/Write/MultiEdit or a shell command about to run): not recorded
+  (its PostToolUse records the call: one event per call), only answered: memory's advice
+  on the call (`service.op_advise`: co-edited files and errors after edits of the file,
+  or the command's last fix and open failure), as observations, at most `ADVICE_CHARS`
+  characters, never a permission decision; nothing when nothing clears the floors.
 - `Stop` / `SessionEnd`: record it, score the session's pending suggestions against the
   tool events that followed them, append ONE `feedback` event (`brainbox.feedback`, the
   DESIGN §4.8 reward), and fold (the daemon's `sync`, else in-process). A turn without
@@ -44,6 +49,8 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
     """Map, record and answer one hook (in the hook process, or in the daemon for a
     handed-over one, where `at` is the hook's time and `guard.service` the daemon's
     service): the line the hook prints, or None."""
+    if event == "PreToolUse":
+        return _on_pre_tool(agent, payload, guard, at)
     events, bad = spool.to_events(agent, payload, event, at)
     for _, msg in bad:
         log_failure(agent, event, f"event rejected: {msg}")
@@ -162,6 +169,28 @@ def _on_start(ev: dict, guard) -> str | None:
     if not result or not result.get("text"):
         return None
     return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": result["text"]}},
+                      ensure_ascii=False)
+
+
+def _on_pre_tool(agent, payload, guard, at) -> str | None:
+    """PreToolUse: the call mapped as its PostToolUse would be (not recorded: the
+    PostToolUse records it, once), and memory's advice on it, or None. An edit or a run
+    only; without a daemon, nothing (the engine's import would cost the budget), and a
+    daemon is started for the next call."""
+    conf = settings(guard)
+    if not conf["inject"]:
+        return None
+    events, _ = spool.to_events(agent, payload, "PostToolUse", at)
+    ev = events[0] if events else None
+    if ev is None or ev["kind"] != "tool" or ev.get("action") not in ("edit", "run"):
+        return None
+    req = {"op": "advise", "max_chars": hookconf.ADVICE_CHARS,
+           "event": {k: ev.get(k) for k in ("tool", "action", "files", "project", "session")}}
+    result = ask(req, guard)
+    if not result or not result.get("text"):
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                               "additionalContext": result["text"]}},
                       ensure_ascii=False)
 

@@ -26,6 +26,7 @@ STDIN_WAIT = 2.0  # for the payload to arrive (agents write it at once; the tria
 # writer 0.25-0.5 s after spawn); the tool budget starts when it has
 INJECT_CHARS = 500  # the prompt block's cap, in characters
 SESSION_START_CHARS = 1200  # the SessionStart block's cap, in characters
+ADVICE_CHARS = 600  # the PreToolUse advice's cap (the host's is 10,000)
 CHARS_PER_TOKEN = 4  # the earlier `session_start_tokens` setting's unit
 ENV = {
     "hook_budget_prompt": "BRAINBOX_HOOK_BUDGET_PROMPT",

@@ -20,7 +20,8 @@ a PostToolUse hook whose payload says SessionStart is a tool call and prints not
 (report D13: it printed a SessionStart block, with the daemon deciding by the payload).
 
 With a daemon (`_via_daemon`), every event but a tool call (UserPromptSubmit,
-SessionStart, Stop, SessionEnd) is handed over whole: the hook sends its raw payload in
+SessionStart, Stop, SessionEnd, and PreToolUse, whose advice is the daemon's to give
+within the tool budget) is handed over whole: the hook sends its raw payload in
 one `hook` request (`wire`) and prints the line the daemon returns; the daemon maps,
 records, recalls and remembers. On that path this process imports only json, os, sys,
 time, threading, `select` and `_socket` (and the `brainbox.cli` modules named here,
@@ -48,7 +49,8 @@ from brainbox.cli.guard import WATCHDOG_LOCK_WAIT, Guard, Null
 from brainbox.cli.hooklog import failures, log_failure, safe
 
 TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
-HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd"})
+HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd",
+                            "PreToolUse"})
 MAX_STDIN = 16 << 20
 HARD_EXIT = True  # tests that call `main` in-process set this False
 
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     failed_before = failures(agent, event)
     hookconf.reset()
     try:
-        kind = "tool" if event in TOOL_EVENTS else "prompt"
+        kind = "tool" if event in TOOL_EVENTS or event == "PreToolUse" else "prompt"
         guard = Guard(hookconf.budget(kind), HARD_EXIT, (agent, event),
                       since_start=kind == "prompt", reading=hookconf.stdin_wait())
         guard.local = _local_service

@@ -23,7 +23,9 @@ format `{"hooks": {Event: [{"matcher": ..., "hooks": [{"type": "command", "comma
 matcher, `"*"` for all; UserPromptSubmit and Stop take none; SessionStart and SessionEnd
 filter on source/reason, and an omitted matcher fires for all. PostToolUse fires only for
 calls that succeeded, so PostToolUseFailure is installed too: failed commands and edits are
-the evidence the error channel learns from.
+the evidence the error channel learns from. PreToolUse (advice before an edit or a shell
+command; never a permission decision, and not recorded: PostToolUse records the call)
+matches `Edit|MultiEdit|Write|Bash` only.
 
 Codex CLI (`config.toml`, developers.openai.com/codex/hooks): Codex >= 0.124 runs
 Claude-style hooks declared inline as `[[hooks.<Event>]]` / `[[hooks.<Event>.hooks]]`
@@ -31,7 +33,8 @@ tables (or in a `hooks.json`; we keep one representation, the TOML one). TOML ha
 writer in the standard library, so we append one marked block, `# >>> brainbox >>>` ...
 `# <<< brainbox <<<`, at the end of the file (arrays of tables may be extended anywhere)
 and uninstall cuts exactly that block. Codex has no SessionEnd or PostToolUseFailure; its
-PostToolUse also sees failed shell commands. We leave `notify` alone: it holds a single
+PostToolUse also sees failed shell commands; its PreToolUse fires for shell commands and
+`apply_patch` (matcher `Bash|apply_patch`) and takes `additionalContext`. We leave `notify` alone: it holds a single
 program and is usually the user's own. Codex runs new hooks only after the user trusts
 them (`/hooks` in Codex); the summary says so.
 
@@ -52,14 +55,21 @@ from pathlib import Path
 CLAUDE_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
+    "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
     "Stop",
     "SessionEnd",
 )
-CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+# PreToolUse only where advice exists (an edit, a shell command): a matcher of all tools
+# would start a process before every read and search for nothing
+PRE_MATCHER = {"claude": "Edit|MultiEdit|Write|Bash", "codex": "Bash|apply_patch"}
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 DEFAULT_TIMEOUT = 5
+CODEX_TRUST = ("Codex runs new hooks only after you trust them (by hash; an untrusted hook "
+               "is silent): run /hooks in Codex and trust brainbox's, again after an "
+               "install that changed them.")
 BACKUP_SUFFIX = ".brainbox-backup"
 STATE_SUFFIX = ".brainbox-state"
 BLOCK_BEGIN = "# >>> brainbox >>>"
@@ -176,7 +186,7 @@ def install_claude(
                     updated.append(event)
                 found = True
         if not found:
-            group = {"matcher": "*"} if event in TOOL_EVENTS else {}
+            group = {"matcher": _matcher("claude", event)} if event in TOOL_EVENTS else {}
             group["hooks"] = [want]
             groups.append(group)
             added.append(event)
@@ -320,7 +330,7 @@ def install_codex(
         added = updated = []
     summary = _summary("codex", path, changed, added, updated, [], raw is None)
     summary["warnings"] = _codex_warnings(path, config)
-    summary["notes"] = ["Codex runs new hooks only after you trust them: run /hooks in Codex."]
+    summary["notes"] = [CODEX_TRUST]
     return summary
 
 
@@ -359,7 +369,7 @@ def _codex_block(command: str, events, limits: dict, nl: str) -> str:
     for event in events:
         lines.append(f"[[hooks.{event}]]")
         if event in TOOL_EVENTS:
-            lines.append('matcher = "*"')
+            lines.append(f"matcher = {_toml_string(_matcher('codex', event))}")
         lines += [
             f"[[hooks.{event}.hooks]]",
             'type = "command"',
@@ -369,6 +379,10 @@ def _codex_block(command: str, events, limits: dict, nl: str) -> str:
         ]
     lines.append(BLOCK_END)
     return nl.join(lines) + nl
+
+
+def _matcher(agent: str, event: str) -> str:
+    return PRE_MATCHER[agent] if event == "PreToolUse" else "*"
 
 
 def _toml_string(s: str) -> str:

@@ -21,6 +21,7 @@ import time
 from brainbox import paths
 from brainbox.cli import hookconf, wire
 
+ADVICE_FILES = 3  # co-edited files the PreToolUse advice lists at most
 START_CHARS = hookconf.SESSION_START_CHARS  # a start request's default cap (the hook
 # always sends its own)
 
@@ -202,6 +203,17 @@ class Service:
         text, items = format_start(block, int(req.get("max_chars") or START_CHARS))
         return {"text": text, "items": items}
 
+    def op_advise(self, req):
+        """The PreToolUse advice for one tool call (`Memory.advise` on `req["event"]`, a
+        normalised tool event), laid out by `format_advice`."""
+        self.refresh()
+        event = req.get("event")
+        if not isinstance(event, dict):
+            raise TypeError("'event' must be an object")
+        found = self.memory().advise(event, files=ADVICE_FILES)
+        text = format_advice(found, int(req.get("max_chars") or hookconf.ADVICE_CHARS))
+        return {"text": text, **found}
+
     def op_stop(self, req):
         self.stop_requested = True
         return {"stopping": True, "pid": os.getpid()}
@@ -376,3 +388,41 @@ def format_start(block: dict, max_chars: int):
         if name == "files":
             shown = list(block.get("files") or ())[:taken]
     return (_wrap(START_HEADER, body), shown) if body else ("", [])
+
+
+ADVICE_HEADER = "brainbox observed in past sessions (observations, not instructions):"
+
+
+def _advice_lines(found: dict) -> list[str]:
+    lines = []
+    for e in found.get("edits") or ():
+        path = _clean_line(e["path"])
+        if e.get("co_edits"):
+            lines.append(f"- edited together with {path}: "
+                         + ", ".join(_clean_line(c["path"]) for c in e["co_edits"]))
+        for err in e.get("errors") or ():
+            lines.append(f"- after edits of {path}, the next command failed with "
+                         f"{_clean_line(err['fingerprint'])} ({int(err['count'])} of "
+                         f"{int(err['runs'])} runs)")
+    cmd = found.get("command")
+    if cmd:
+        what = _clean_line(cmd["tool"] + (" " + " ".join(cmd["files"]) if cmd["files"] else ""))
+        fail, fix = cmd.get("failing"), cmd.get("fix")
+        if fail:
+            lines.append(f"- {what} failed last with {_clean_line(fail['fingerprint'])} "
+                         f"({int(fail['count'])}x, no passing run since)")
+        if fix:
+            lines.append(f"- {what} failed before with {_clean_line(fix['fingerprint'])} and "
+                         "passed after edits of "
+                         + ", ".join(_clean_line(f) for f in fix["files"]))
+    return lines
+
+
+def format_advice(found: dict, max_chars: int) -> str:
+    """The PreToolUse block within `max_chars` (lines in memory's order while they fit;
+    a line that does not fit whole is left out), or "" when there is nothing to say."""
+    body: list[str] = []
+    for line in _advice_lines(found):
+        if len(_wrap(ADVICE_HEADER, body + [line])) <= max_chars:
+            body.append(line)
+    return _wrap(ADVICE_HEADER, body) if body else ""

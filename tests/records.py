@@ -2,6 +2,7 @@
 of `brainbox record --jsonl` and `brainbox.events.normalize`), for the tests of both, and
 the hook mapping's record check and payload fixtures (tests/test_hookmap*.py)."""
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
-           "stored_events"]
+           "hook_process", "running_daemon", "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -28,6 +29,36 @@ def git_repo(root: Path, files) -> Path:
         (root / f).parent.mkdir(parents=True, exist_ok=True)
         (root / f).write_text("x = 1\n")
     return root
+
+
+def hook_process(event: str, payload: dict, env: dict, agent: str = "claude") -> str:
+    """Run one real hook process on `payload`; its stdout (it must exit 0)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", agent, event],
+                       input=json.dumps(payload), capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@contextlib.contextmanager
+def running_daemon(home):
+    """A daemon for `home`, started and waited for; stopped after the block."""
+    import time
+
+    from brainbox.cli import client
+
+    client.spawn(home, force=True)
+    deadline = time.monotonic() + 120
+    while not client.status(home)["running"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.status(home)["running"]
+    try:
+        yield
+    finally:
+        client.stop(home, wait=10)
 
 
 def fixture_payloads() -> list[dict]:

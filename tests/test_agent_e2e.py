@@ -249,10 +249,10 @@ def test_install_twice_then_uninstall_is_byte_identical(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(cli("doctor", "--json", "--no-latency", env=env).stdout)
     assert doc["hooks"]["claude_user"]["events"] == sorted(
-        ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop",
-         "SessionEnd"])
+        ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+         "Stop", "SessionEnd"])
     assert doc["hooks"]["codex"]["events"] == sorted(
-        ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"])
+        ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"])
     r = cli("uninstall", "--claude", "--user", "--json", env=env)
     assert r.returncode == 0, r.stderr
     assert settings.read_bytes() == SETTINGS

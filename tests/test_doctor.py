@@ -130,3 +130,15 @@ def test_quarantined_spool_files_are_a_problem_and_the_fallback_log_is_shown(tmp
     assert data["hook_errors"]["quarantined_files"] == 1
     assert any("spool/bad" in p for p in data["problems"]), data["problems"]
     assert any("event lost" in e for e in data["hook_errors"]["last"])
+
+
+def test_with_codex_hooks_installed_doctor_says_how_to_trust_them(tmp_path, healthy,
+                                                                 monkeypatch):
+    from brainbox.cli.install import codex_config_path, install_codex
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))  # as doctor's, below
+    path = codex_config_path()
+    summary = install_codex(path, command=f"{sys.executable} -m brainbox.cli.entry")
+    assert any("/hooks" in n and "untrusted hook is silent" in n for n in summary["notes"])
+    out = doctor(tmp_path).stdout
+    assert "codex: Codex runs new hooks only after you trust them" in out and "/hooks" in out

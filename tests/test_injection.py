@@ -12,10 +12,9 @@ import time
 
 import pytest
 
-from brainbox.cli import client
 from brainbox.cli.hookmap import CONTEXT_CLOSE, CONTEXT_OPEN
 from brainbox.memory import Memory
-from tests.records import git_repo
+from tests.records import git_repo, hook_process, running_daemon
 
 FILES = ("src/auth/login.py", "src/auth/session.py", "src/billing/invoice.py",
          "tests/test_auth.py")
@@ -23,12 +22,7 @@ PROMPT = "fix the login redirect in auth"
 FAILURE = "Traceback (most recent call last):\nKeyError: 'user'"
 
 
-def hook(event, payload, env):
-    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "hook", "claude", event],
-                       input=json.dumps(payload), capture_output=True, text=True, env=env,
-                       timeout=120)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+hook = hook_process
 
 
 def context(out: str, event: str) -> str:
@@ -76,13 +70,8 @@ def hook_env(request, brainbox_home):
         env["BRAINBOX_DAEMON"] = "off"
         yield env
         return
-    client.spawn(brainbox_home, force=True)
-    deadline = time.monotonic() + 120
-    while not client.status(brainbox_home)["running"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert client.status(brainbox_home)["running"]
-    yield env
-    client.stop(brainbox_home, wait=10)
+    with running_daemon(brainbox_home):
+        yield env
 
 
 def test_two_sessions_of_an_unchanged_memory_get_byte_identical_blocks(seeded, hook_env):

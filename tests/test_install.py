@@ -158,7 +158,8 @@ def test_claude_install_adds_documented_nested_hooks_and_keeps_everything_else(c
             "command": f"brainbox hook claude {event}",
             "timeout": 5,
         }
-        assert matcher == ("*" if event in ("PostToolUse", "PostToolUseFailure") else None)
+        assert matcher == {"PostToolUse": "*", "PostToolUseFailure": "*",
+                           "PreToolUse": "Edit|MultiEdit|Write|Bash"}.get(event)
     # Written in the file's own style: 4-space indent, no newline at the end, UTF-8 kept.
     text = claude_file.read_text("utf-8")
     assert text.startswith('{\n    "model"') and not text.endswith("\n") and "grüß" in text
@@ -361,7 +362,7 @@ def test_codex_install_appends_a_marked_block_and_keeps_the_rest(codex_file):
             "command": f"brainbox hook codex {event}",
             "timeout": 5,
         }
-        assert matcher == ("*" if event == "PostToolUse" else None)
+        assert matcher == {"PostToolUse": "*", "PreToolUse": "Bash|apply_patch"}.get(event)
     assert Path(summary["backup"]).read_bytes() == CODEX_ORIGINAL
 
 
@@ -478,3 +479,24 @@ def test_the_package_builds_without_warnings_and_declares_an_spdx_licence(tmp_pa
         meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
     assert "License-Expression: MIT" in meta
     assert "Classifier: License" not in meta  # no classifier beside the expression
+
+
+def test_installed_hook_timeouts_are_seconds_in_each_agents_unit(claude_file, codex_file):
+    """Claude Code's `timeout` and Codex's are seconds (code.claude.com/docs/en/hooks,
+    developers.openai.com/codex/hooks): what install writes is a whole number of seconds
+    above brainbox's own budget (0.2 s a tool call, 1.5 s a prompt) and far below a
+    minute. A value in milliseconds (5000) would leave a hung hook blocking the agent for
+    83 minutes; one below the budget would kill every healthy hook."""
+    from brainbox.cli import hookconf
+
+    install_claude(claude_file)
+    install_codex(codex_file)
+    written = [h["timeout"] for _, h in
+               (e for entries in ours(json.loads(claude_file.read_text())).values()
+                for e in entries)]
+    written += [h["timeout"] for [(_, h)] in codex_ours(codex_file.read_text()).values()]
+    assert len(written) == len(inst.CLAUDE_EVENTS) + len(inst.CODEX_EVENTS)
+    budget = max(hookconf.DEFAULT_BUDGET.values())
+    for t in written:
+        assert isinstance(t, int) and not isinstance(t, bool)
+        assert budget < t <= 60
