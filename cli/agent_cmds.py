@@ -182,11 +182,30 @@ def register(cli) -> None:
     @cli.command()
     @click.option("--json", "as_json", is_flag=True, help="JSON output.")
     @click.option("--no-latency", is_flag=True, help="Skip the test record subprocess.")
-    def doctor(as_json, no_latency):
-        """Check hooks, database, daemon, recent hook errors and record latency."""
-        from brainbox.cli.doctor import human, run_doctor
+    @click.option("--fix", "do_fix", is_flag=True,
+                  help="Merge old per-worktree projects into their repository first.")
+    @click.option("--dry-run", is_flag=True, help="With --fix: list the merges, write nothing.")
+    def doctor(as_json, no_latency, do_fix, dry_run):
+        """Check hooks, database, daemon, recent hook errors and record latency.
 
+        \b
+        Example:
+          brainbox doctor --fix --dry-run   # which worktree memories would merge
+        """
+        from brainbox import BrainboxError, store
+        from brainbox.cli.doctor import fix, human, run_doctor
+
+        if dry_run and not do_fix:
+            raise click.UsageError("--dry-run goes with --fix")
+        fixed = None
+        if do_fix:
+            try:
+                fixed = fix(dry_run)
+            except (BrainboxError, store.StoreError) as exc:
+                raise click.ClickException(str(exc)) from None
         data = run_doctor(latency=not no_latency)
+        if fixed is not None:
+            data["fixed"] = fixed
         emit(data, as_json, lambda d: click.echo(human(d)))
         sys.exit(0 if data["ok"] else 1)
 

@@ -184,7 +184,8 @@ class Service:
         project = req.get("project") or _project(req.get("cwd"))
         limit = max(1, min(int(req.get("limit") or 5), 10))
         items = mem.suggest(str(req.get("query") or ""), project=project,
-                            session=req.get("session"), limit=limit)
+                            session=req.get("session"), limit=limit,
+                            worktree=_worktree(req))
         tools = []
         if items and req.get("session"):
             tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
@@ -195,7 +196,7 @@ class Service:
     def op_start(self, req):
         self.refresh()
         project = req.get("project") or _project(req.get("cwd"))
-        block = self.memory().start_block(project, req.get("session"))
+        block = self.memory().start_block(project, req.get("session"), _worktree(req))
         text, items = format_start(block, int(req.get("max_chars") or START_CHARS))
         return {"text": text, "items": items}
 
@@ -224,6 +225,7 @@ class Service:
             budget = 1.0
         payload = wire.hook_cwd(payload, req.get("cwd"))
         evmod.forget_project_roots()  # a fresh hook process would look for `.git` afresh
+        from brainbox.identity import overriding
         guard = Guard(budget, False, (agent, event))
         guard.payload = payload
         if at is not None:
@@ -235,8 +237,12 @@ class Service:
             guard.conn = self.memory().conn
         except Exception:  # noqa: BLE001 - record() opens its own (or spools)
             guard.conn = None
+        # the hook's BRAINBOX_PROJECT, not the daemon's ("" when it had none; an older
+        # hook sends no key, and the daemon's own environment decides, as before)
+        env = req.get("project_env", os.environ.get("BRAINBOX_PROJECT"))
         try:
-            output = handler.handle(agent, event, payload, guard, at=at)
+            with overriding(env):
+                output = handler.handle(agent, event, payload, guard, at=at)
         except BaseException as exc:
             safe(guard.spool_uncommitted)
             log_failure(agent, event, f"daemon: {type(exc).__name__}: {exc}", exc)
@@ -244,6 +250,12 @@ class Service:
         finally:
             guard.close()
         return {"output": output}
+
+
+def _worktree(req) -> str | None:
+    """The asking worktree's root (an absolute path), or None: the project root."""
+    wt = req.get("worktree")
+    return wt if isinstance(wt, str) and wt.startswith("/") else None
 
 
 def _project(cwd) -> str:
