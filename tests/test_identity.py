@@ -248,6 +248,16 @@ def test_the_daemon_keys_a_handed_over_hook_by_the_hooks_brainbox_project(repo, 
     assert rows == [("a", str(main), str(wt)), ("b", "the-hooks", str(wt))]
 
 
+@pytest.mark.slow
+def test_search_in_a_linked_worktree_finds_the_index_built_there_alone(repo):
+    _main, wt = repo
+    (wt / "src/a.py").write_text("def login_redirect():\n    return 1\n")
+    assert cli("index", str(wt)).returncode == 0
+    p = cli("search", "login redirect", "--cwd", str(wt / "src"), "--json")
+    assert p.returncode == 0, p.stderr
+    assert [r["path"] for r in json.loads(p.stdout)][:1] == ["src/a.py"]
+
+
 # --------------------------------------------------------------------------- preference
 
 
