@@ -338,8 +338,9 @@ def test_an_old_database_upgrades_to_the_code_index_and_keeps_its_events(tmp_pat
     monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:2])
     monkeypatch.setattr(db, "SCHEMA_VERSION", 2)
     old = store.connect(path)
-    store.append_events(old, [{"at": 1.0, "session": "s", "project": "/p", "kind": "tool",
-                               "tool": "Read", "files": ["a.py"]}])
+    with db.atomic(old):  # the event as that brainbox wrote it: its schema's columns
+        old.execute("INSERT INTO events (at, session, project, kind, tool, files) "
+                    "VALUES (1.0, 's', '/p', 'tool', 'Read', '[\"a.py\"]')")
     old.close()
     monkeypatch.undo()
     conn = store.connect(path)

@@ -332,6 +332,28 @@ def test_doctor_proposes_the_merge_dry_run_writes_nothing_and_fix_merges(repo):
     assert data["projects"]["merges"] == []
 
 
+def test_a_database_from_before_gains_the_worktree_column_and_keeps_its_events(tmp_path,
+                                                                              monkeypatch):
+    from brainbox.storage import db
+
+    path = tmp_path / "old.db"
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:7])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", 7)
+    old = store.connect(path)
+    with db.atomic(old):
+        old.execute("INSERT INTO events (at, session, project, kind, tool, files) "
+                    "VALUES (1.0, 's', '/p', 'tool', 'Read', '[\"a.py\"]')")
+    old.close()
+    monkeypatch.undo()
+    conn = store.connect(path)
+    try:
+        assert "008_event_worktree" in {r[0] for r in conn.execute(
+            "SELECT name FROM schema_migrations")}
+        assert conn.execute("SELECT project, worktree FROM events").fetchall() == [("/p", None)]
+    finally:
+        conn.close()
+
+
 def test_a_merge_folds_like_a_rebuild_and_later_old_key_events_join_the_repository(repo):
     main, wt = repo
     with Memory.open() as mem:
