@@ -18,6 +18,7 @@ from brainbox import identity, store
 from brainbox.events import forget_project_roots, normalize
 from brainbox.memory import FILE, Memory
 from brainbox.recall import Result
+from tests.records import old_database
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -334,17 +335,8 @@ def test_doctor_proposes_the_merge_dry_run_writes_nothing_and_fix_merges(repo):
 
 def test_a_database_from_before_gains_the_worktree_column_and_keeps_its_events(tmp_path,
                                                                               monkeypatch):
-    from brainbox.storage import db
-
     path = tmp_path / "old.db"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:7])
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 7)
-    old = store.connect(path)
-    with db.atomic(old):
-        old.execute("INSERT INTO events (at, session, project, kind, tool, files) "
-                    "VALUES (1.0, 's', '/p', 'tool', 'Read', '[\"a.py\"]')")
-    old.close()
-    monkeypatch.undo()
+    old_database(monkeypatch, path, 7)
     conn = store.connect(path)
     try:
         assert "008_event_worktree" in {r[0] for r in conn.execute(
