@@ -5,9 +5,13 @@ A raw record has `session`, `cwd`, and optionally `project`, `kind`, `tool`, `ac
 `files`, `error`, `exit_code`, `at`, `prompt`, `command`, `args`, `meta`.
 
 Choices:
-- The project root is `project` when given, else the nearest folder above `cwd` holding
-  `.git`, else `cwd`. File paths become POSIX paths relative to that root; paths outside
-  it are dropped (a memory of one project says nothing about `/tmp/x.py`).
+- The project is `project` when given (then also the root paths are relative to), else
+  the repository of `cwd` (`brainbox.identity`: every worktree of a clone is one project,
+  `BRAINBOX_PROJECT` overrides it, outside git the directory) with the worktree root,
+  the nearest folder above `cwd` holding `.git`, as the root. File paths become POSIX
+  paths relative to that root; paths outside it are dropped (a memory of one project
+  says nothing about `/tmp/x.py`). An event records its worktree root in `worktree` when
+  it is not the project key itself (a linked worktree, or an overridden key).
 - Secrets are redacted from every stored text before storage: commands, prompts,
   arguments, errors, the strings in `meta`, and file paths. A path keeps a stable key:
   a secret segment becomes `REDACTED-<8 hex>` (`brainbox.redact.redact_path`), so
@@ -36,6 +40,9 @@ import os
 import posixpath
 import time
 
+from brainbox.identity import forget as forget_identities
+from brainbox.identity import identify
+
 KINDS = ("tool", "prompt", "session_start", "session_end", "feedback", "maintenance")
 ACTIONS = ("read", "edit", "search", "run", "plan", "other")
 TOOL_ACTIONS = {
@@ -56,7 +63,6 @@ MAX_META_NODES = 2000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_AT = 253402300799.0  # 9999-12-31T23:59:59Z
 
-_ROOT_CACHE: dict[str, str] = {}
 _NORM_CACHE: dict[str, str] = {}
 
 
@@ -79,29 +85,15 @@ def _text(value, limit: int) -> str | None:
 
 
 def project_root(cwd: str) -> str:
-    """Nearest ancestor of `cwd` with a `.git` entry, else `cwd` itself."""
-    cwd = os.path.abspath(cwd)
-    hit = _ROOT_CACHE.get(cwd)
-    if hit is not None:
-        return hit
-    d = cwd
-    root = cwd
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            root = d
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    _ROOT_CACHE[cwd] = root
-    return root
+    """The project key of `cwd`: its repository (`brainbox.identity`: one for every
+    worktree of a clone; `BRAINBOX_PROJECT` overrides it), else `cwd` itself."""
+    return identify(cwd)[0]
 
 
 def forget_project_roots() -> None:
-    """Clear `project_root`'s cache: the next call looks for `.git` afresh (the daemon
-    does so for each handed-over hook, as a fresh hook process would)."""
-    _ROOT_CACHE.clear()
+    """Clear the identity cache: the next call reads `.git` afresh (the daemon does so for
+    each handed-over hook, as a fresh hook process would)."""
+    forget_identities()
 
 
 def _normpath(path: str) -> str:
@@ -295,9 +287,16 @@ def _normalize(raw: dict) -> dict:
     cwd = _text(raw.get("cwd"), 4096) or os.getcwd()
     cwd = _normpath(cwd.replace("\\", "/"))
     project = _text(raw.get("project"), 4096)
-    project = _normpath(project) if project else project_root(cwd)
-    if project and not project.startswith("/"):
-        project = posixpath.normpath(posixpath.join(cwd, project))
+    worktree = None
+    if project:
+        project = _normpath(project)
+        if not project.startswith("/"):
+            project = posixpath.normpath(posixpath.join(cwd, project))
+        root = project
+    else:
+        project, root = identify(cwd)
+        if root != project:
+            worktree = root
 
     tool = _text(raw.get("tool"), 200)
     tool = tool.strip() if tool else None
@@ -335,7 +334,7 @@ def _normalize(raw: dict) -> dict:
         raise EventError("'files' must be a list of paths")
     files: list[str] = []
     for f in files_in[:MAX_FILES]:
-        rel = relative_path(_text(f, 4096) or "", cwd, project)
+        rel = relative_path(_text(f, 4096) or "", cwd, root)
         if rel and rel not in files:
             files.append(rel)
 
@@ -355,6 +354,7 @@ def _normalize(raw: dict) -> dict:
         "at": parse_time(raw.get("at")),
         "session": session,
         "project": project,
+        "worktree": worktree,
         "kind": kind,
         "tool": tool,
         "action": action,

@@ -4,8 +4,9 @@
 Choices:
 - An empty or blank PATH is refused (`ForgetRefused`, a usage error): `forget "$FILE"` with
   FILE unset used to delete every event of the project.
-- An absolute PATH belongs to its own project whatever the working folder: the stored
-  project that holds it (the deepest), else the git root above it. A relative PATH is
+- An absolute PATH belongs to its own project whatever the working folder: its
+  repository (`brainbox.identity`, relative to its worktree's root) when memory holds
+  that, else the stored project that holds it (the deepest), else its repository. A relative PATH is
   taken from `cwd` (default: the process's folder), like `record --file`; with `--project`
   given and `cwd` outside it, it is taken as project-relative.
 - PATH is a file when the memory holds it; a folder when it is a folder on disk or the
@@ -28,7 +29,8 @@ import posixpath
 from dataclasses import dataclass, field
 
 from brainbox import BrainboxError
-from brainbox.events import project_root, relative_path
+from brainbox.events import relative_path
+from brainbox.identity import identify
 from brainbox.storage import queries
 from brainbox.storage.codeindex import file_chunk_counts
 
@@ -86,14 +88,21 @@ def resolve(conn, path: str, cwd: str | None = None,
         full = posixpath.normpath(posixpath.join(project, path))
     else:
         full = posixpath.normpath(posixpath.join(cwd, path))
+    root = project
     if project is None:
-        project = _owner(queries.stored_projects(conn), full)
-        if project is None:
-            start = full if os.path.isdir(full) else posixpath.dirname(full)
-            project = project_root(start if absolute else cwd)
-    if full == posixpath.normpath(project):
+        # the repository the path lies in (its worktree's root anchors the path, issue
+        # 17), when memory holds it; else the deepest stored project holding the path
+        start = full if os.path.isdir(full) else posixpath.dirname(full)
+        key, worktree = identify(start if absolute else cwd)
+        stored = queries.stored_projects(conn)
+        project = key if key in stored else _owner(stored, full)
+        if project is None or project == key:
+            project, root = key, worktree
+        else:
+            root = project
+    if full in (posixpath.normpath(project), posixpath.normpath(root)):
         return project, "", full
-    rel = relative_path(full, project, project)
+    rel = relative_path(full, root, root)
     if rel is None:
         raise BrainboxError(f"{path} is outside the project {project}")
     return project, rel, full

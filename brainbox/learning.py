@@ -35,6 +35,8 @@ def fold(state, events) -> int:
                 state.sess_index.get(ev["session"], -1) not in state.opened:
             count += state.fold(batch)
             batch = []
+            if state.aliases:  # a merged old key (State.aliased), after the batch's merges
+                ev = state.aliased(ev)
             open_session(state, ev)
         batch.append(ev)
     return count + state.fold(batch)

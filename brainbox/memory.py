@@ -13,6 +13,7 @@ import time
 
 from brainbox import BrainboxError, learning, paths, store
 from brainbox.events import EventError, normalize, project_root, relative_path
+from brainbox.identity import identify
 from brainbox.recall import (
     Index,
     Params,
@@ -108,6 +109,8 @@ class Memory:
         """Fold events past the watermark; save when autosaving. Returns events folded."""
         st = self.state
         folded = learning.fold(st, dbmod.iter_events(self.conn, after=st.watermark))
+        if st.needs_rebuild:  # a project merge met keys this state had folded
+            return self.rebuild()["events"]
         if folded and self.autosave:
             self.save()
         return folded
@@ -217,6 +220,20 @@ class Memory:
         return {**out, "deleted_events": deleted, "indexed_files": dropped["files"],
                 "indexed_chunks": dropped["chunks"]}
 
+    def merge_projects(self, *, dry_run: bool = False) -> dict:
+        """Merge the stored keys that are linked worktrees of a repository into it
+        (`brainbox.projectmerge`), then rebuild; `dry_run` lists them and writes nothing.
+        Returns {dry_run, merges: [{from, into, events[, event, moved]}]}."""
+        from brainbox import projectmerge
+
+        found = projectmerge.proposals(self.conn)
+        if dry_run or not found:
+            return {"dry_run": dry_run, "merges": [m.as_dict() for m in found]}
+        dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
+        done = projectmerge.apply(self.conn, found)
+        self.rebuild()
+        return {"dry_run": False, "merges": done}
+
     # --- reading -----------------------------------------------------------------------
 
     def _project(self, project, cwd):
@@ -224,10 +241,19 @@ class Memory:
             return project
         return project_root(cwd or os.getcwd())
 
+    @staticmethod
+    def _roots(project, cwd) -> tuple[str, str]:
+        """(project key, the root its paths are relative to): a project named is both;
+        else `cwd`'s repository and worktree root (`brainbox.identity`)."""
+        if project is not None:
+            return project, project
+        return identify(cwd or os.getcwd())
+
     def _file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
         """(project, project-relative path) of a file named as a user names it: an
         absolute path belongs to its own project (the stored one that holds it, else its
-        git root); a relative one is project-relative, else relative to `cwd`."""
+        repository, relative to its worktree); a relative one is project-relative, else
+        relative to `cwd`'s worktree root."""
         from brainbox import forgetting
 
         here = os.path.abspath(cwd or os.getcwd())
@@ -237,11 +263,11 @@ class Memory:
             except BrainboxError:
                 return self._project(None, cwd), path
             return project, rel
-        project = self._project(project, cwd)
+        project, root = self._roots(project, here)
         st = self.state
         known = {st.res_key[r] for r in st.proj_files.get(project, ())}
         if os.path.isabs(path) or path not in known:
-            rel = relative_path(path, here, project)
+            rel = relative_path(path, here, root)
             if rel is not None and rel in known:
                 return project, rel
         return project, path
@@ -378,14 +404,17 @@ class Memory:
     # --- answers for the hooks, the daemon and MCP -------------------------------------
 
     def suggest(self, query: str, *, project: str, session: str | None = None,
-                limit: int = 5) -> list[dict]:
+                limit: int = 5, worktree: str | None = None) -> list[dict]:
         """The prompt hook's list: recall's best `limit` files that still exist under the
-        project root (recall is asked for 4 x `limit`), each with its rank among those
-        kept, a few words of evidence (`why`), the file it was reached from (`via`) and
-        its confidence."""
+        asking worktree's root (`worktree`, else the project root; recall is asked for
+        4 x `limit`), each with its rank among those kept, a few words of evidence
+        (`why`), the file it was reached from (`via`) and its confidence. Files whose
+        shown confidence ties keep the asking worktree's first (`prefer_worktree`)."""
+        root = worktree or project
         items = []
-        for r in self.recall(query, project=project, session=session, limit=limit * 4):
-            if not _on_disk(project, r.path):
+        hits = self.recall(query, project=project, session=session, limit=limit * 4)
+        for r in self.prefer_worktree(hits, project, worktree):
+            if not _on_disk(root, r.path):
                 continue
             src = r.via_edge[0] if r.via_edge else None
             item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
@@ -397,15 +426,39 @@ class Memory:
                 break
         return items
 
+    def prefer_worktree(self, results: list, project: str, worktree: str | None) -> list:
+        """`results` (recall's order for `project`) with, among those whose confidence
+        shows the same (4 decimals, as the hook prints it), the files last touched in
+        `worktree` first.
+
+        The worktree is a sub-scope of the repository's one memory (issue 17): a tie-break
+        and no more, since nothing measured says how much a worktree should outweigh the
+        evidence, and a bonus would reorder what the calibration was fitted on. Files last
+        touched in the project's own root have no worktree recorded (`worktree` None or
+        the project root prefers those)."""
+        st = self.state
+        if len(results) < 2 or not st.file_worktree:
+            return results
+        mine = worktree if worktree and worktree != project else None
+
+        def elsewhere(r) -> bool:
+            rid = st.res_index.get((FILE, project, r.path))
+            return rid is not None and st.file_worktree.get(rid) != mine
+
+        order = sorted(range(len(results)),
+                       key=lambda i: (-round(results[i].confidence, 4), elsewhere(results[i]), i))
+        return [results[i] for i in order]
+
     def session_start(self, project: str, session: str | None = None,
-                      k: int = 40) -> list[dict]:
+                      k: int = 40, worktree: str | None = None) -> list[dict]:
         """The project's most likely files with no query, those of the best `k` that
         still exist under the project root: session evidence when the session has
         touched files (recall's recency/recurrence channels), else access count and
         recency fused by reciprocal rank with recall's weights and constant (frequency
         `LAMBDA["frequency"]`, recency `LAMBDA["recency"]`, k = `RRF_K`); ties by id."""
+        root = worktree or project  # the asking worktree's files (issue 17)
         return [it for it in self._start_ranking(project, session, k)
-                if _on_disk(project, it["path"])]
+                if _on_disk(root, it["path"])]
 
     def _start_ranking(self, project: str, session: str | None, k: int) -> list[dict]:
         import numpy as np
@@ -432,7 +485,8 @@ class Memory:
         return [{"path": st.res_key[int(files[i])], "why": f"used {int(n[i])}x"}
                 for i in order.tolist()]
 
-    def start_block(self, project: str, session: str | None = None) -> dict:
+    def start_block(self, project: str, session: str | None = None,
+                    worktree: str | None = None) -> dict:
         """What the SessionStart block lists, in its order (`cli.service.format_start`
         lays it out within the budget): the project's pins (pin order), its most likely
         files (`session_start`, pinned files left out), its open errors (newest failure
@@ -442,7 +496,7 @@ class Memory:
         st = self.state
         pins = st.pins.of(project)
         pinned = {p["value"] for p in pins if p["kind"] == "file"}
-        files = [it for it in self.session_start(project, session, START_FILES)
+        files = [it for it in self.session_start(project, session, START_FILES, worktree)
                  if it["path"] not in pinned]
         return {"pins": pins, "files": files,
                 "errors": st.open_errors.newest(project, START_ERRORS),
@@ -515,7 +569,7 @@ class Memory:
         here = os.path.abspath(cwd or os.getcwd())
         project = _abs_project(project, here)
         if project is None and path is not None and os.path.isabs(path):
-            project = project_root(os.path.dirname(path))  # its own project, from anywhere
+            here = os.path.dirname(path)  # its own project (and worktree), from anywhere
         elif project is not None and path is not None and not os.path.isabs(path) and not (
                 here + "/").startswith(project.rstrip("/") + "/"):
             here = project  # a relative PATH with --project from elsewhere
@@ -580,7 +634,8 @@ def _abs_project(project: str | None, cwd: str | None) -> str | None:
 
 
 def _on_disk(project: str, path: str) -> bool:
-    """Never suggest a file that is gone: it must exist under the project root now."""
+    """Never suggest a file that is gone: it must exist under the root (the asking
+    worktree's, else the project's) now."""
     if not project or not path or path.startswith("/") or ".." in path.split("/"):
         return False
     return os.path.isfile(os.path.join(project, path))

@@ -153,6 +153,13 @@ class State(EdgeStore):
         # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
         # files, errors after edits, commands' failures and fixes, folded from the log
         self.advice = Advice()
+        # project identity (issue 17, brainbox.identity): the worktree that last touched
+        # each file, when it is not the project's own root (file id -> worktree root), and
+        # the old per-worktree keys merged into their repository (brainbox.projectmerge:
+        # old key -> key), which later events of an old key fold as
+        self.file_worktree: dict[int, str] = {}
+        self.aliases: dict[str, str] = {}
+        self.needs_rebuild = False  # a merge met a key this state already folded
         # each resource's path term ids (path_terms): derived, extended on demand
         self._path_ptr = np.zeros(256, np.int64)
         self._path_terms = np.zeros(1024, np.int64)
@@ -271,6 +278,8 @@ class State(EdgeStore):
         batch, count = [], 0
         for ev in events:
             count += 1
+            if self.aliases:
+                ev = self.aliased(ev)
             if ev["kind"] in ("maintenance", "feedback"):
                 self.apply(self.encode(batch))
                 batch = []
@@ -280,6 +289,29 @@ class State(EdgeStore):
                 batch.append(ev)
         self.apply(self.encode(batch))
         return count
+
+    def aliased(self, ev: dict) -> dict:
+        """`ev` with a merged old key replaced by its repository's (the old key kept as
+        its worktree, as `projectmerge` rewrites the events before the merge)."""
+        new = self.aliases.get(ev.get("project"))
+        if new is None:
+            return ev
+        return dict(ev, project=new, worktree=ev.get("worktree") or ev["project"])
+
+    def _merge(self, meta: dict) -> None:
+        """A `merge_project` maintenance event: later events of `from` fold as `into`.
+        The log's events before it were rewritten in the same transaction; a state that
+        folded any of them under the old key must be rebuilt (`Memory.sync` does)."""
+        src, dst = meta.get("from"), meta.get("into")
+        if not (isinstance(src, str) and isinstance(dst, str)) or not src or src == dst:
+            return
+        dst = self.aliases.get(dst, dst)
+        for old, new in self.aliases.items():
+            if new == src:
+                self.aliases[old] = dst
+        self.aliases[src] = dst
+        if src in self.res_project or self.pins.of(src) or src in self.credit:
+            self.needs_rebuild = True
 
     def _credit_touch(self, sid: int, project: str, fid: int) -> None:
         """A file ``fid`` of ``project`` touched in session ``sid``: credit the project when
@@ -346,6 +378,8 @@ class State(EdgeStore):
                     tch_res.append(tool)
                     files = ev.get("files") or ()
                     if files:
+                        worktree = ev.get("worktree")
+                        track = worktree or self.file_worktree
                         args = tokens(ev.get("args")) if ev.get("args") else ()
                         prompt = self.sess_prompt.get(sid)
                         seen = self.sess_seen.setdefault(sid, set()) if prompt else None
@@ -353,6 +387,11 @@ class State(EdgeStore):
                         for f in files:
                             fid = self.resource(FILE, project, f)
                             tch_res.append(fid)
+                            if track:
+                                if worktree:
+                                    self.file_worktree[fid] = worktree
+                                else:
+                                    self.file_worktree.pop(fid, None)
                             if opening:
                                 self._credit_touch(sid, project, fid)
                             for t in args:
@@ -426,6 +465,8 @@ class State(EdgeStore):
             self.decay_to(at, meta.get("floor"))
         elif ev["kind"] == "maintenance" and op in ("pin", "unpin"):
             self.pins.apply(ev, self.watermark)
+        elif ev["kind"] == "maintenance" and op == "merge_project":
+            self._merge(meta)
         elif op == "resolve":
             self.open_errors.resolve(ev["project"], meta.get("error_fp") or "")
             err = self.res_index.get((ERROR, "", meta.get("error_fp") or ""))
@@ -572,6 +613,8 @@ class State(EdgeStore):
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
+            "file_worktree": sorted(self.file_worktree.items()),
+            "aliases": sorted(self.aliases.items()),
         }
         return {
             "node.kind": self.kind[:n], "node.n": self.n[:n], "node.m": self.m[:n],
@@ -657,4 +700,6 @@ class State(EdgeStore):
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
+        s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
+        s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s

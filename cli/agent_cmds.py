@@ -185,15 +185,32 @@ def register(cli) -> None:
     @click.option("--stale-days", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="A registered hook that has not run for this many days is a problem "
                        "(default 7, or BRAINBOX_DOCTOR_STALE_DAYS / doctor_stale_days).")
-    def doctor(as_json, no_latency, stale_days):
+    @click.option("--fix", "do_fix", is_flag=True,
+                  help="Merge old per-worktree projects into their repository first.")
+    @click.option("--dry-run", is_flag=True, help="With --fix: list the merges, write nothing.")
+    def doctor(as_json, no_latency, stale_days, do_fix, dry_run):
         """Check hooks (and each one's last success and failure), database, daemon, recent
         hook errors and record latency; exit 1 on a problem.
 
-        Example: brainbox doctor --json --stale-days 3
+        \b
+        Examples:
+          brainbox doctor --json --stale-days 3
+          brainbox doctor --fix --dry-run   # which worktree memories would merge
         """
-        from brainbox.cli.doctor import human, run_doctor
+        from brainbox import BrainboxError, store
+        from brainbox.cli.doctor import fix, human, run_doctor
 
+        if dry_run and not do_fix:
+            raise click.UsageError("--dry-run goes with --fix")
+        fixed = None
+        if do_fix:
+            try:
+                fixed = fix(dry_run)
+            except (BrainboxError, store.StoreError) as exc:
+                raise click.ClickException(str(exc)) from None
         data = run_doctor(latency=not no_latency, days=stale_days)
+        if fixed is not None:
+            data["fixed"] = fixed
         emit(data, as_json, lambda d: click.echo(human(d)))
         sys.exit(0 if data["ok"] else 1)
 

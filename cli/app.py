@@ -134,7 +134,7 @@ def record(ctx):
 @click.argument("query")
 @click.option("--session", help="Session id: adds session evidence.")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
-@click.option("--project", help="Project root (default: git root of --cwd).")
+@click.option("--project", help="Project key (default: the repository of --cwd, every worktree one project; $BRAINBOX_PROJECT).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="At most this many files.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
@@ -216,7 +216,7 @@ def _daemon(ctx, op: str, **fields):
 @click.option("--query", "-q", required=True, help="The query to explain against.")
 @click.option("--session", help="Session id: adds session evidence.")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
-@click.option("--project", help="Project root (default: git root of --cwd).")
+@click.option("--project", help="Project key (default: the repository of --cwd, every worktree one project; $BRAINBOX_PROJECT).")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors

@@ -24,6 +24,10 @@ Checks, each reported with what was found:
   log in `$XDG_RUNTIME_DIR`, where entries go that the home refused), spooled events
   waiting to be ingested, and quarantined spool files (`spool/bad/`: events the database
   refused, a problem until the user has read and deleted them);
+- projects: stored project keys that are linked worktrees of a repository memory also
+  knows by its own key (issue 17: one memory per repository, `brainbox.projectmerge`),
+  each a problem until `brainbox doctor --fix` merges them (`--fix --dry-run` lists
+  them and writes nothing);
 - latency: a real `brainbox record` subprocess and a PostToolUse hook subprocess against a
   temporary database (median of 3 each), beside `python -c pass` as the baseline.
 Every finding that breaks recording or exposes it is one line in `problems`; the last
@@ -318,6 +322,7 @@ def run_doctor(latency: bool = True, days: float | None = None) -> dict:
         "hook_errors": errors_status(),
         "latency": measure_latency() if latency else None,
     })
+    data["projects"] = projects_status() if data["database"]["ok"] else {"merges": []}
     problems = list(data["files"])
     seen = set()  # run in the home folder, the project settings are the user's
     for scope, info in data["hooks"].items():
@@ -337,6 +342,10 @@ def run_doctor(latency: bool = True, days: float | None = None) -> dict:
         problems.append(f"spool: {bad} file(s) in {data['hook_errors']['quarantine_dir']} hold events "
                         f"the database refused (reasons in hook-errors.log); delete them once "
                         f"read")
+    for m in data["projects"]["merges"]:
+        problems.append(f"projects: {m['from']} is a worktree of {m['into']} and holds "
+                        f"{m['events']} event(s) of its own; `brainbox doctor --fix` merges "
+                        f"them (`--dry-run` to list)")
     if data["latency"] is not None and data["latency"].get("record_exit") != 0:
         problems.append("a test `brainbox record` against a temporary database failed")
     data["problems"] = problems
@@ -357,6 +366,33 @@ def health_lines(judged: dict) -> list[str]:
                      + (f", last failure {ago(fail['at'], now)}: {fail['reason'][:100]}"
                         if fail else ""))
     return lines
+
+
+def projects_status() -> dict:
+    """{merges: [{from, into, events}]}: stored keys that are linked worktrees of another
+    repository (`brainbox.projectmerge`), which `doctor --fix` merges."""
+    from brainbox import paths, projectmerge, store
+
+    if not Path(paths.db_path()).exists():
+        return {"merges": []}
+    try:
+        conn = store.connect()
+    except store.StoreError:
+        return {"merges": []}  # the database section says why
+    try:
+        return {"merges": [m.as_dict() for m in projectmerge.proposals(conn)]}
+    except Exception as exc:  # noqa: BLE001 - doctor reports, it does not fail
+        return {"merges": [], "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        conn.close()
+
+
+def fix(dry_run: bool) -> dict:
+    """`doctor --fix`: merge old per-worktree keys into their repository (or list them)."""
+    from brainbox.memory import Memory
+
+    with Memory.open() as mem:
+        return mem.merge_projects(dry_run=dry_run)
 
 
 def human(d: dict) -> str:
@@ -399,6 +435,13 @@ def human(d: dict) -> str:
     if lat:
         lines.append(f"latency record {lat['record_ms']} ms, PostToolUse hook "
                      f"{lat['hook_post_tool_use_ms']} ms, python -c pass {lat['python_ms']} ms")
+    fixed = d.get("fixed")
+    if fixed is not None:
+        verb = "would merge" if fixed["dry_run"] else "merged"
+        for m in fixed["merges"]:
+            lines.append(f"fix     {verb} {m['from']} into {m['into']} ({m['events']} events)")
+        if not fixed["merges"]:
+            lines.append("fix     nothing to merge")
     for p in d.get("problems", []):
         lines.append(f"PROBLEM {p}")
     n = len(d.get("problems", []))

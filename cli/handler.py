@@ -144,7 +144,8 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
         return None
     max_chars = conf["inject_chars"]
     req = {"op": "suggest", "query": ev["prompt"], "session": ev["session"],
-           "project": ev["project"], "limit": 5, "max_chars": max_chars}
+           "project": ev["project"], "worktree": ev.get("worktree"), "limit": 5,
+           "max_chars": max_chars}
     result = ask(req, guard)
     if not result or not result.get("text"):
         return None
@@ -164,7 +165,7 @@ def _on_start(ev: dict, guard) -> str | None:
     if not conf["inject"]:
         return None
     req = {"op": "start", "session": ev["session"], "project": ev["project"],
-           "max_chars": max(1, conf["session_start_chars"])}
+           "worktree": ev.get("worktree"), "max_chars": max(1, conf["session_start_chars"])}
     result = ask(req, guard)
     if not result or not result.get("text"):
         return None

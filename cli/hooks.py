@@ -226,7 +226,8 @@ def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
         here = ""
     req = {"op": "hook", "db": paths.db_path(), "agent": agent, "event": event,
            "payload": payload, "at": time.time(), "cwd": here, "settings": handler.settings(guard),
-           "budget": round(max(0.0, guard.remaining()), 3)}
+           "budget": round(max(0.0, guard.remaining()), 3),
+           "project_env": os.environ.get("BRAINBOX_PROJECT", "")}  # the key is the hook's
     try:  # ASCII JSON: lone surrogates survive the trip as escapes, as in the payload
         data = wire.encode_ascii(req)
     except (TypeError, ValueError, RecursionError):

@@ -91,11 +91,11 @@ def _build():
         except BrainboxError as exc:
             raise ValueError(str(exc)) from None
 
-    Cwd = Annotated[str | None, Field(description="Working folder; its git root is the "
+    Cwd = Annotated[str | None, Field(description="Working folder; its repository is the "
                                                   "project (default: the server's cwd).")]
     Session = Annotated[str | None, Field(description="Agent session id (adds session "
                                                       "evidence).")]
-    Project = Annotated[str | None, Field(description="Project root (default: the git root "
+    Project = Annotated[str | None, Field(description="Project key (default: the repository "
                                                       "of cwd).")]
 
     @server.tool()

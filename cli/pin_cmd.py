@@ -18,7 +18,7 @@ def _what(p: dict) -> str:
 def register(cli, domain_errors, open_memory) -> None:
     """Add the three commands to `cli`, with `app`'s error wrapper and memory opener
     (passed in: importing `app` from here would be a cycle)."""
-    project_opt = click.option("--project", help="Project root (default: the git root of .).")
+    project_opt = click.option("--project", help="Project root (default: the repository of ., every worktree one project).")
     json_opt = click.option("--json", "as_json", is_flag=True, help="JSON output.")
 
     @cli.command()

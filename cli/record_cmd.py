@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
                "--file src/app.py")
     p.add_argument("--session", help="session id (required unless --jsonl)")
     p.add_argument("--cwd", help="the agent's working folder (default: this folder)")
-    p.add_argument("--project", help="project root (default: the git root of --cwd)")
+    p.add_argument("--project", help="project root (default: the repository of --cwd; $BRAINBOX_PROJECT)")
     p.add_argument("--tool", help="tool name: Read, Edit, Bash:pytest, mcp__server__tool...")
     p.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
                    help="a file the tool touched (repeat for several)")

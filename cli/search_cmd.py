@@ -1,7 +1,8 @@
 """``brainbox search QUERY``: search over the code index (``brainbox.codesearch``).
 
-The project is the git root of ``--cwd`` (``brainbox.events.project_root``, as ``recall``
-finds it); its index is the one ``brainbox index`` built in the same database. ``--json``
+The project is the repository of ``--cwd`` (``brainbox.identity``, as ``recall``
+finds it); its index is the one ``brainbox index`` built in the same database (of the
+repository's folder, else, in a linked worktree, of that worktree alone). ``--json``
 prints a list of snippets (``[]`` when nothing matches, exit 0). Without an index for the
 project: one line on stderr naming ``brainbox index``, exit 1. The keyword and vector
 rankings are fused when the index has vectors and the model is available; otherwise the
@@ -41,14 +42,17 @@ def register(cli) -> None:
           brainbox index ~/src/app && brainbox search "login redirect" --cwd ~/src/app
         """
         from brainbox import codesearch, reindex, store
-        from brainbox.events import project_root
+        from brainbox.identity import identify
 
-        root = project_root(os.path.abspath(cwd or os.getcwd()))
+        root, worktree = identify(os.path.abspath(cwd or os.getcwd()))
         try:
             conn = store.connect(ctx.obj.get("db"), prefer_vec=True)
         except store.StoreError as exc:
             raise click.ClickException(str(exc)) from None
         try:
+            if worktree != root and not codesearch.indexed(conn, root) and \
+                    codesearch.indexed(conn, worktree):
+                root = worktree  # the index `brainbox index` built of this worktree alone
             if not codesearch.indexed(conn, root):
                 click.echo(f"brainbox search: {root} has no code index; run "
                            f"`brainbox index {root}` first", err=True)

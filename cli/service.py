@@ -188,7 +188,8 @@ class Service:
         project = req.get("project") or _project(req.get("cwd"))
         limit = max(1, min(int(req.get("limit") or 5), 10))
         items = mem.suggest(str(req.get("query") or ""), project=project,
-                            session=req.get("session"), limit=limit)
+                            session=req.get("session"), limit=limit,
+                            worktree=_worktree(req))
         tools = []
         if items and req.get("session"):
             tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
@@ -199,7 +200,7 @@ class Service:
     def op_start(self, req):
         self.refresh()
         project = req.get("project") or _project(req.get("cwd"))
-        block = self.memory().start_block(project, req.get("session"))
+        block = self.memory().start_block(project, req.get("session"), _worktree(req))
         text, items = format_start(block, int(req.get("max_chars") or START_CHARS))
         return {"text": text, "items": items}
 
@@ -225,6 +226,7 @@ class Service:
         from brainbox.cli import handler, health
         from brainbox.cli.guard import Guard
         from brainbox.cli.hooklog import failures, log_failure, safe
+        from brainbox.identity import overriding
 
         agent = req.get("agent") if isinstance(req.get("agent"), str) else ""
         event = req.get("event") if isinstance(req.get("event"), str) else None
@@ -251,8 +253,12 @@ class Service:
         except Exception:  # noqa: BLE001 - record() opens its own (or spools)
             guard.conn = None
         failed_before = failures(agent, event)
+        # the hook's BRAINBOX_PROJECT, not the daemon's ("" when it had none; an older
+        # hook sends no key, and the daemon's own environment decides, as before)
+        env = req.get("project_env", os.environ.get("BRAINBOX_PROJECT"))
         try:
-            output = handler.handle(agent, event, payload, guard, at=at)
+            with overriding(env):
+                output = handler.handle(agent, event, payload, guard, at=at)
             if failures(agent, event) == failed_before:  # the hook's health is ours to keep
                 safe(health.succeeded, agent, event)
         except BaseException as exc:
@@ -275,6 +281,12 @@ def rss_bytes() -> int:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _worktree(req) -> str | None:
+    """The asking worktree's root (an absolute path), or None: the project root."""
+    wt = req.get("worktree")
+    return wt if isinstance(wt, str) and wt.startswith("/") else None
 
 
 def _project(cwd) -> str:

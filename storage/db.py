@@ -258,10 +258,21 @@ def _m007_chunk_names(conn) -> None:
     conn.execute("CREATE INDEX code_chunks_name ON code_chunks(name)")
 
 
+def _m008_event_worktree(conn) -> None:
+    """`events.worktree`: the worktree root an event was recorded in, when it is not the
+    project key (issue 17: the key is the repository, shared by every worktree of a clone,
+    `brainbox.identity`); NULL for an event of the main worktree, outside git, or from
+    before. Recall may prefer files last touched in the asking worktree, and merging an
+    old per-worktree key into its repository (`brainbox.projectmerge`) keeps the old key
+    here, so nothing that told worktrees apart is lost."""
+    conn.execute("ALTER TABLE events ADD COLUMN worktree TEXT")
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
               ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
               ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph),
-              ("007_chunk_names", _m007_chunk_names)]
+              ("007_chunk_names", _m007_chunk_names),
+              ("008_event_worktree", _m008_event_worktree)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -539,7 +550,7 @@ def atomic(conn):
 
 EVENT_COLUMNS = (
     "at", "session", "project", "kind", "tool", "action", "files", "command",
-    "error", "error_fp", "exit_code", "prompt", "args", "meta",
+    "error", "error_fp", "exit_code", "prompt", "args", "meta", "worktree",
 )
 # An event whose `uid` is stored already is skipped (not an error): the spool's replay.
 _INSERT = (
@@ -557,7 +568,7 @@ def _event_row(ev: dict) -> tuple:
         json.dumps(files, ensure_ascii=False), ev.get("command"), ev.get("error"),
         ev.get("error_fp"), ev.get("exit_code"), ev.get("prompt"), ev.get("args"),
         json.dumps(meta, ensure_ascii=False) if meta is not None else None,
-        ev.get("uid"),
+        ev.get("worktree"), ev.get("uid"),
     )
 
 

@@ -29,6 +29,26 @@ def stored_projects(conn) -> list[str]:
     return [r[0] for r in conn.execute("SELECT DISTINCT project FROM events WHERE project != ''")]
 
 
+def project_event_counts(conn) -> dict[str, int]:
+    """Each project key that has events, with how many."""
+    return {str(p): int(n) for p, n in conn.execute(
+        "SELECT project, count(*) FROM events WHERE project != '' GROUP BY project")}
+
+
+def merge_project(conn, event: dict, src: str, dst: str) -> tuple[int, int]:
+    """Append the `merge_project` maintenance `event` and move every earlier event of
+    project `src` to `dst` (keeping `src` as its worktree when it had none), in one
+    transaction. Returns (the event's id, events moved)."""
+    from brainbox.storage.db import append_events, atomic
+
+    with atomic(conn):
+        merge_id = append_events(conn, [event])
+        moved = conn.execute(
+            "UPDATE events SET project = ?, worktree = coalesce(worktree, ?) "
+            "WHERE project = ? AND id < ?", (dst, src, src, merge_id)).rowcount
+    return merge_id, int(moved)
+
+
 def project_files(conn, project: str) -> dict[str, int]:
     """The files the project's events touch, each with how many events touch it."""
     rows = conn.execute(

@@ -11,7 +11,7 @@ from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
-           "hook_process", "running_daemon", "stored_events"]
+           "hook_process", "old_database", "running_daemon", "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -20,6 +20,24 @@ RECORD_KEYS = frozenset({
     "session", "cwd", "tool", "files", "error", "exit_code", "at", "prompt", "command",
     "args", "kind", "action",
 })
+
+
+def old_database(monkeypatch, path: Path, migrations: int) -> None:
+    """A database at `path` as brainbox made it when it had only its first `migrations`
+    migrations, holding one tool event of project `/p` written with that schema's columns
+    (every patch undone)."""
+    from brainbox.storage import db
+
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:migrations])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", migrations)
+    old = store.connect(path)
+    try:
+        with db.atomic(old):
+            old.execute("INSERT INTO events (at, session, project, kind, tool, files) "
+                        "VALUES (1.0, 's', '/p', 'tool', 'Read', '[\"a.py\"]')")
+    finally:
+        old.close()
+        monkeypatch.undo()
 
 
 def git_repo(root: Path, files) -> Path:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from brainbox import codeindex, store
+from tests.records import old_database
 
 
 @pytest.fixture
@@ -335,13 +336,7 @@ def test_an_old_database_upgrades_to_the_code_index_and_keeps_its_events(tmp_pat
     from brainbox.storage import db
 
     path = tmp_path / "old.db"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:2])
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 2)
-    old = store.connect(path)
-    store.append_events(old, [{"at": 1.0, "session": "s", "project": "/p", "kind": "tool",
-                               "tool": "Read", "files": ["a.py"]}])
-    old.close()
-    monkeypatch.undo()
+    old_database(monkeypatch, path, 2)
     conn = store.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION >= 3
     assert store.count_events(conn) == 1
