@@ -408,17 +408,23 @@ class Memory:
         """The prompt hook's list: recall's best `limit` files that still exist under the
         asking worktree's root (`worktree`, else the project root; recall is asked for
         4 x `limit`), each with its rank among those kept, a few words of evidence
-        (`why`), the file it was reached from (`via`) and its confidence. Files whose
+        (`why`), the file it was reached from (`via`), its confidence and its channel
+        ranks (`channels`: why it was shown, kept in the injection log). A file excluded
+        by `feedback --never` is never listed. Files whose
         shown confidence ties keep the asking worktree's first (`prefer_worktree`)."""
         root = worktree or project
         items = []
         hits = self.recall(query, project=project, session=session, limit=limit * 4)
+        excluded = self.state.corrections.excluded(project)
         for r in self.prefer_worktree(hits, project, worktree):
             if not _on_disk(root, r.path):
                 continue
             src = r.via_edge[0] if r.via_edge else None
+            if r.path in excluded:  # `brainbox feedback PATH --never`
+                continue
             item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
-                    "via": src, "confidence": round(r.confidence, 4)}
+                    "via": src, "confidence": round(r.confidence, 4),
+                    "channels": dict(r.channels)}
             if r.snippet:  # with a code index: its best snippet
                 item["snippet"] = r.snippet
             items.append(item)
@@ -494,10 +500,11 @@ class Memory:
         the log (and of which files exist): no clock, no counter, no session id."""
         self.sync()
         st = self.state
-        pins = st.pins.of(project)
+        excluded = st.corrections.excluded(project)  # `feedback --never`: not even pinned
+        pins = [p for p in st.pins.of(project) if p["kind"] != "file" or p["value"] not in excluded]
         pinned = {p["value"] for p in pins if p["kind"] == "file"}
         files = [it for it in self.session_start(project, session, START_FILES, worktree)
-                 if it["path"] not in pinned]
+                 if it["path"] not in pinned and it["path"] not in excluded]
         return {"pins": pins, "files": files,
                 "errors": st.open_errors.newest(project, START_ERRORS),
                 "procedures": self.live_procedures(project)}
@@ -579,6 +586,69 @@ class Memory:
         except EventError as exc:
             raise pins.PinError(str(exc)) from exc
 
+    # --- the injection log and its corrections (brainbox.corrections) ------------------
+
+    def injection_log(self, pending: list[dict] = (), *, session: str | None = None,
+                      limit: int | None = None) -> list[dict]:
+        """What the prompt hook injected, newest first, with why and what became of it
+        (`corrections.entries`): the scored suggestions of the log's feedback events and
+        the `pending` batches (the session files' suggestions not yet scored)."""
+        from brainbox import corrections
+
+        return corrections.entries(queries.feedback_events(self.conn, session), list(pending),
+                                   session=session, limit=limit)
+
+    def exclusions(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
+        """The files `feedback --never` excludes from injection: of the project named,
+        else of every project."""
+        self.sync()
+        return self.state.corrections.listing(_abs_project(project, cwd))
+
+    def feedback(self, path: str, verdict: str, *, query: str | None = None,
+                 project: str | None = None, cwd: str | None = None,
+                 pending: list[dict] = ()) -> dict:
+        """Record the user's verdict on a file memory injects (`brainbox.corrections`):
+        useful, wrong, never (exclude it from injection in its project) or undo (of a
+        never). The file must be one memory knows in the project. A `wrong` names the
+        association that produced the file's latest injection (in the log, or `pending`).
+        FeedbackError (one line, nothing written) on bad input."""
+        from brainbox import corrections
+
+        if verdict not in corrections.VERDICTS:
+            raise corrections.FeedbackError(
+                f"feedback takes one of {', '.join('--' + v for v in corrections.VERDICTS)}")
+        if not path or not path.strip():
+            raise corrections.FeedbackError("feedback: the path is empty")
+        self.sync()
+        st = self.state
+        project, rel = self._file_key(path, _abs_project(project, cwd), cwd)
+        if (FILE, project, rel) not in st.res_index:
+            raise corrections.FeedbackError(f"{path} is not a file memory knows in {project}")
+        board = st.corrections
+        meta = {"op": "correction", "verdict": verdict}
+        if query:
+            meta["query"] = " ".join(str(query).split())[:500]
+        out = {"project": project, "path": rel, "verdict": verdict}
+        if verdict == "undo" and rel not in board.excluded(project):
+            raise corrections.FeedbackError(f"{rel} is not excluded in {project}")
+        if verdict == "never" and rel in board.excluded(project):
+            return {**out, "changed": False, **board.excluded(project)[rel]}
+        if verdict == "wrong":
+            shown = [r for r in self.injection_log(pending)
+                     if r["project"] == project and r["path"] == rel]
+            meta["injection"] = shown[0]["injection"] if shown else None
+            meta["via"] = shown[0]["via"] if shown else None
+            if corrections.wrong_key(project, rel, meta["injection"]) in board.wronged:
+                raise corrections.FeedbackError(
+                    f"{rel} is marked wrong already for its latest injection")
+            out["via"] = meta["via"]
+        ev = normalize({"session": corrections.SESSION, "project": project, "cwd": project,
+                        "kind": "feedback", "files": [os.path.join(project, rel)],
+                        "meta": meta})
+        out["id"] = dbmod.append_events(self.conn, [ev])
+        self.sync()
+        return {**out, "changed": True}
+
     def advise(self, event: dict, *, files: int = 3, errors: int = 2) -> dict:
         """What memory observed about a tool call about to run (the PreToolUse advice,
         `brainbox.advice`): `event` is the call as a normalised tool event (`tool`,
@@ -592,9 +662,13 @@ class Memory:
         st = self.state
         project = event.get("project") or ""
         out = {"edits": [], "command": None}
+        excluded = st.corrections.excluded(project)  # `feedback --never`: never named
         if event.get("action") == "edit" and not event.get("error_fp"):
-            for path in list(dict.fromkeys(event.get("files") or ()))[:2]:
-                co = advice.co_edits(st, project, path, k=files)
+            paths = [p for p in dict.fromkeys(event.get("files") or ()) if p not in excluded]
+            for path in paths[:2]:
+                co = [(p, w) for p, w in advice.co_edits(st, project, path,
+                                                         k=files + len(excluded))
+                      if p not in excluded][:files]
                 errs = st.advice.errors_after(project, path, k=errors)
                 if co or errs:
                     out["edits"].append({"path": path, "errors": errs,
@@ -603,7 +677,11 @@ class Memory:
         elif event.get("action") == "run" and event.get("tool"):
             key = advice.command_key(event["tool"], event.get("files"))
             known = st.advice.command(project, key)
-            if known is not None:
+            if known is not None and excluded and known.get("fix"):
+                fix = dict(known["fix"], files=[f for f in known["fix"].get("files") or ()
+                                                if f not in excluded])
+                known = dict(known, fix=fix if fix["files"] else None)
+            if known is not None and (known.get("fix") or known.get("failing")):
                 out["command"] = {"tool": event["tool"], "files": sorted(event.get("files") or ()),
                                   **known}
         return out

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from brainbox import kernels as K
 from brainbox.advice import Advice
+from brainbox.corrections import Board as Corrections
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
@@ -153,6 +154,9 @@ class State(EdgeStore):
         # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
         # files, errors after edits, commands' failures and fixes, folded from the log
         self.advice = Advice()
+        # the user's corrections of what was injected (brainbox.corrections): each
+        # project's excluded files, and the injections marked wrong
+        self.corrections = Corrections()
         # project identity (issue 17, brainbox.identity): the worktree that last touched
         # each file, when it is not the project's own root (file id -> worktree root), and
         # the old per-worktree keys merged into their repository (brainbox.projectmerge:
@@ -487,21 +491,32 @@ class State(EdgeStore):
             project = ev["project"]
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
-                if fid is None:
-                    continue
-                if item.get("used"):
-                    self.streak[fid] = 0
-                    continue
-                self.streak[fid] += 1
-                src = item.get("via")
-                sid = self.res_index.get((FILE, project, src)) if src else None
-                if sid is not None:
-                    k = self.edge_index(sid, fid)
-                    if k >= 0:
-                        factor = 0.9 ** int(self.streak[fid])
-                        self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
-                        self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
+                if fid is not None:
+                    self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
+        elif op == "correction":  # `brainbox feedback` (brainbox.corrections)
+            self.corrections.apply(ev, self.watermark)
+            verdict, files = meta.get("verdict"), ev.get("files") or []
+            fid = self.res_index.get((FILE, ev["project"], files[0])) if files else None
+            if fid is not None and verdict in ("useful", "wrong"):
+                self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
+                self.edges_changed()
+
+    def _outcome(self, project: str, fid: int, used: bool, src: str | None) -> None:
+        """A suggestion of file `fid` used (its ignore streak reset) or ignored (the
+        streak grows, and the association from `src` that produced it is weakened:
+        `w <- max(0.1, w * 0.9^streak)`; nothing else is touched)."""
+        if used:
+            self.streak[fid] = 0
+            return
+        self.streak[fid] += 1
+        sid = self.res_index.get((FILE, project, src)) if src else None
+        if sid is not None:
+            k = self.edge_index(sid, fid)
+            if k >= 0:
+                factor = 0.9 ** int(self.streak[fid])
+                self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
+                self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
 
     def decay_plan(self, at: float, floor: float | None = None) -> DecayPlan:
         """What a decay to time `at` does, without doing it (DESIGN §4.2, the rule above).
@@ -613,6 +628,7 @@ class State(EdgeStore):
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
+            "corrections": self.corrections.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
             "aliases": sorted(self.aliases.items()),
         }
@@ -700,6 +716,7 @@ class State(EdgeStore):
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
+        s.corrections = Corrections.from_json(extra.get("corrections"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
         s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s

@@ -151,8 +151,9 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
         return None
     remember(ev["session"], {
         "after_id": last_id or 0, "at": ev["at"], "project": ev["project"],
-        "chars": len(result["text"]),
-        "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via")}
+        "session": ev["session"], "chars": len(result["text"]),
+        "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via"),
+                   "confidence": it.get("confidence"), "channels": it.get("channels") or {}}
                   for it in result.get("items") or ()],
     })
     return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",

@@ -214,7 +214,8 @@ def test_score_follows_the_reward_formula():
     ]
     items, reward = feedback.score(batches, evs)
     by = {i["path"]: i for i in items}
-    assert by["a.py"] == {"path": "a.py", "used": True, "via": None, "rank": 1, "edited": False}
+    assert by["a.py"] == {"path": "a.py", "used": True, "via": None, "rank": 1, "edited": False,
+                          "confidence": None, "channels": {}, "at": 0.0, "shown": 1}
     assert by["b.py"]["used"] and by["b.py"]["edited"]
     assert not by["c.py"]["used"]  # touched before the suggestion, or in another project
     assert reward == pytest.approx(1 / 1 + 1.5 / 2 - 2 * (400 / 4) / 1000)
@@ -233,7 +234,11 @@ def test_stop_scores_suggestions_into_one_feedback_event(repo):
     by = {i["path"]: i for i in meta["items"]}
     assert by["src/auth/login.py"]["used"] and by["src/auth/login.py"]["edited"]
     assert not by["src/auth/session.py"]["used"]
-    assert set(by["src/auth/session.py"]) == {"path", "used", "via", "rank", "edited"}
+    # why it was shown, and when, kept for `brainbox log` (issue 18)
+    assert set(by["src/auth/session.py"]) == {"path", "used", "via", "rank", "edited",
+                                              "confidence", "channels", "at", "shown"}
+    assert by["src/auth/session.py"]["channels"] and by["src/auth/session.py"]["shown"] == 1
+    assert 0 < by["src/auth/session.py"]["confidence"] <= 1
     rank = by["src/auth/login.py"]["rank"]
     assert meta["reward"] == pytest.approx(1.5 / rank - 2 * (len(text) / 4) / 1000, abs=1e-5)
     # the Stop hook folded it (State._special applies op == "feedback") and saved

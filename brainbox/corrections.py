@@ -1,0 +1,127 @@
+"""The user's corrections of what was injected (issue 18 item 3): `brainbox feedback PATH
+--useful | --wrong | --never | --undo`, and the injection log `brainbox log` lists.
+
+Choices:
+- Event-sourced, like the pins: a correction is a `feedback` event (session `SESSION`,
+  `meta.op` "correction", `meta.verdict` one of VERDICTS, `files` the one file,
+  `meta.query` the query it is about when given, a label for the learned fusion), folded
+  by `State._special` into `State.corrections` (a `Board`) and saved with the state;
+  `rebuild()` replays it. No migration. `forget PATH` deletes a file's corrections with
+  everything else that names it.
+- `useful` resets the file's ignore streak (as a suggestion used). `wrong` is an ignored
+  suggestion, once: the streak grows by one and the association that produced the
+  file's latest injection (`meta.via`, found by `Memory.feedback` in the log and written
+  in the event, so the fold needs no lookup) is weakened by the anti-recall rule
+  `w <- max(0.1, w * 0.9^streak)`. A second `wrong` of the same injection
+  (`meta.injection`) is refused: it would weaken the edge twice for one mistake.
+- `never` excludes the file from injection in its project (the prompt's list, the
+  SessionStart block, pins included, and the PreToolUse advice) until `undo`; recall
+  itself (`brainbox recall`, MCP `recall`) still ranks it: a query asks, an injection
+  is unasked.
+"""
+
+from __future__ import annotations
+
+from brainbox import BrainboxError
+
+SESSION = "brainbox:feedback"
+VERDICTS = ("useful", "wrong", "never", "undo")
+
+
+class FeedbackError(BrainboxError):
+    """Input `brainbox feedback` refuses: one line, nothing written."""
+
+
+def outcome(item: dict) -> str:
+    """What became of one scored suggestion: edited, read or ignored."""
+    if item.get("edited"):
+        return "edited"
+    return "read" if item.get("used") else "ignored"
+
+
+def entries(scored: list[dict], pending: list[dict], session: str | None = None,
+            limit: int | None = None) -> list[dict]:
+    """The injection log, newest first: one row per file a `feedback` event scored
+    (`scored`, those events) and per file of a batch still pending (`pending`, the
+    session files' batches, each with its `session`). A row: when it was shown (`at`),
+    `session`, `project`, `path`, `rank`, why (`channels`, `via`, `confidence`), and
+    its `outcome` (read, edited, ignored, pending); `injection` names the showing (the
+    feedback event's id, or "pending")."""
+    rows = []
+    for ev in scored:
+        meta = ev.get("meta") or {}
+        if meta.get("op") != "feedback" or (session and ev.get("session") != session):
+            continue
+        for it in meta.get("items") or ():
+            rows.append(_row(it, ev.get("session"), ev.get("project"),
+                             float(it.get("at") or ev.get("at") or 0.0), outcome(it),
+                             str(ev.get("id"))))
+    for b in pending:
+        if session and b.get("session") != session:
+            continue
+        for it in b.get("items") or ():
+            rows.append(_row(it, b.get("session"), b.get("project"), float(b.get("at") or 0),
+                             "pending", "pending"))
+    rows.sort(key=lambda r: (-r["at"], r["rank"], r["path"]))
+    return rows[:limit] if limit else rows
+
+
+def _row(it: dict, session, project, at: float, what: str, injection: str) -> dict:
+    return {"at": at, "session": session, "project": project, "path": it.get("path"),
+            "rank": int(it.get("rank") or 0), "channels": dict(it.get("channels") or {}),
+            "via": it.get("via"), "confidence": it.get("confidence"), "outcome": what,
+            "injection": injection}
+
+
+class Board:
+    """Each project's exclusions and the injections marked wrong, folded from
+    correction events (`apply`)."""
+
+    def __init__(self):
+        self.excluded_by: dict[str, dict[str, dict]] = {}  # project -> path -> {id, at}
+        self.wronged: set[str] = set()  # "project\0path\0injection"
+
+    def apply(self, ev: dict, at_id: int) -> None:
+        meta = ev.get("meta") or {}
+        files = ev.get("files") or []
+        if not files:
+            return
+        project, path, verdict = ev["project"], files[0], meta.get("verdict")
+        if verdict == "never":
+            self.excluded_by.setdefault(project, {}).setdefault(
+                path, {"id": int(ev.get("id", at_id)), "at": float(ev["at"])})
+        elif verdict == "undo":
+            kept = self.excluded_by.get(project, {})
+            kept.pop(path, None)
+            if not kept:
+                self.excluded_by.pop(project, None)
+        elif verdict == "wrong":
+            self.wronged.add(wrong_key(project, path, meta.get("injection")))
+
+    def excluded(self, project: str) -> dict[str, dict]:
+        return self.excluded_by.get(project, {})
+
+    def listing(self, project: str | None = None) -> list[dict]:
+        """The exclusions of `project` (every project when None), in exclusion order."""
+        out = []
+        for where in ([project] if project is not None else sorted(self.excluded_by)):
+            for path, x in self.excluded_by.get(where, {}).items():
+                out.append({"project": where, "path": path, **x})
+        return sorted(out, key=lambda x: x["id"])
+
+    def to_json(self) -> dict:
+        return {"excluded": {p: v for p, v in sorted(self.excluded_by.items())},
+                "wronged": sorted(self.wronged)}
+
+    @classmethod
+    def from_json(cls, data) -> Board:
+        board = cls()
+        data = data or {}
+        board.excluded_by = {p: {k: dict(v) for k, v in xs.items()}
+                             for p, xs in (data.get("excluded") or {}).items()}
+        board.wronged = set(data.get("wronged") or ())
+        return board
+
+
+def wrong_key(project: str, path: str, injection) -> str:
+    return f"{project}\0{path}\0{injection}"
