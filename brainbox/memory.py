@@ -404,17 +404,21 @@ class Memory:
     # --- answers for the hooks, the daemon and MCP -------------------------------------
 
     def suggest(self, query: str, *, project: str, session: str | None = None,
-                limit: int = 5, worktree: str | None = None) -> list[dict]:
+                limit: int = 5, worktree: str | None = None,
+                params: Params | None = None) -> list[dict]:
         """The prompt hook's list: recall's best `limit` files that still exist under the
         asking worktree's root (`worktree`, else the project root; recall is asked for
         4 x `limit`), each with its rank among those kept, a few words of evidence
         (`why`), the file it was reached from (`via`), its confidence and its channel
         ranks (`channels`: why it was shown, kept in the injection log). A file excluded
         by `feedback --never` is never listed. Files whose
-        shown confidence ties keep the asking worktree's first (`prefer_worktree`)."""
+        shown confidence ties keep the asking worktree's first (`prefer_worktree`).
+        `params`: recall's (the `inject_fusion` setting: "fixed" computes the associative
+        channel, and so gives a `via`)."""
         root = worktree or project
         items = []
-        hits = self.recall(query, project=project, session=session, limit=limit * 4)
+        hits = self.recall(query, project=project, session=session, limit=limit * 4,
+                           params=params)
         excluded = self.state.corrections.excluded(project)
         for r in self.prefer_worktree(hits, project, worktree):
             if not _on_disk(root, r.path):

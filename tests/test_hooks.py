@@ -26,23 +26,10 @@ from tests.records import stored_events
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def warm():
-    from brainbox.warm import warmup
-
-    warmup()  # load (or compile) the kernels once, not inside a hook's budget
-
-
 @pytest.fixture(autouse=True)
-def inprocess(monkeypatch, brainbox_home, warm):
-    """`main` runs inside pytest: no os._exit watchdog, no daemon spawned, and a prompt
-    budget for a loaded test machine (behaviour is tested here, not speed)."""
-    monkeypatch.setattr(hooks, "HARD_EXIT", False)
-    monkeypatch.setenv("BRAINBOX_DAEMON", "off")
-    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "20")
+def inprocess(hooks_inprocess):
+    """Every hook here runs in this process (conftest's `hooks_inprocess`)."""
     yield
-    if brainbox_home.exists():
-        client.stop(brainbox_home, wait=5)
 
 
 def run(event, payload, agent="claude"):
