@@ -9,11 +9,15 @@ Choices:
   `rebuild()` replays it. No migration. `forget PATH` deletes a file's corrections with
   everything else that names it.
 - `useful` resets the file's ignore streak (as a suggestion used). `wrong` is an ignored
-  suggestion, once: the streak grows by one and the association that produced the
-  file's latest injection (`meta.via`, found by `Memory.feedback` in the log and written
-  in the event, so the fold needs no lookup) is weakened by the anti-recall rule
-  `w <- max(0.1, w * 0.9^streak)`. A second `wrong` of the same injection
-  (`meta.injection`) is refused: it would weaken the edge twice for one mistake.
+  suggestion, and a suggestion is penalised once: the streak grows by one and the
+  association that produced the file's latest injection (`meta.via`, found by
+  `Memory.feedback` in the log and written in the event, so the fold needs no lookup) is
+  weakened by the anti-recall rule `w <- max(0.1, w * 0.9^streak)`. An injection is the
+  file's showing in one session (the Stop hook scores a session's showings of a file as
+  one item), named by the session (`meta.injection`). A second `wrong` of the same
+  injection is refused; a `wrong` while it is pending spares it the ignored penalty when
+  the Stop hook scores it; a `wrong` of an injection already scored as ignored is kept
+  as a label (`meta.penalised` false) and weakens nothing more.
 - `never` excludes the file from injection in its project (the prompt's list, the
   SessionStart block, pins included, and the PreToolUse advice) until `undo`; recall
   itself (`brainbox recall`, MCP `recall`) still ranks it: a query asks, an injection
@@ -45,8 +49,8 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
     (`scored`, those events) and per file of a batch still pending (`pending`, the
     session files' batches, each with its `session`). A row: when it was shown (`at`),
     `session`, `project`, `path`, `rank`, why (`channels`, `via`, `confidence`), and
-    its `outcome` (read, edited, ignored, pending); `injection` names the showing (the
-    feedback event's id, or "pending")."""
+    its `outcome` (read, edited, ignored, pending); `injection` names the showing (its
+    session)."""
     rows = []
     for ev in scored:
         meta = ev.get("meta") or {}
@@ -54,23 +58,22 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
             continue
         for it in meta.get("items") or ():
             rows.append(_row(it, ev.get("session"), ev.get("project"),
-                             float(it.get("at") or ev.get("at") or 0.0), outcome(it),
-                             str(ev.get("id"))))
+                             float(it.get("at") or ev.get("at") or 0.0), outcome(it)))
     for b in pending:
         if session and b.get("session") != session:
             continue
         for it in b.get("items") or ():
             rows.append(_row(it, b.get("session"), b.get("project"), float(b.get("at") or 0),
-                             "pending", "pending"))
+                             "pending"))
     rows.sort(key=lambda r: (-r["at"], r["rank"], r["path"]))
     return rows[:limit] if limit else rows
 
 
-def _row(it: dict, session, project, at: float, what: str, injection: str) -> dict:
+def _row(it: dict, session, project, at: float, what: str) -> dict:
     return {"at": at, "session": session, "project": project, "path": it.get("path"),
             "rank": int(it.get("rank") or 0), "channels": dict(it.get("channels") or {}),
             "via": it.get("via"), "confidence": it.get("confidence"), "outcome": what,
-            "injection": injection}
+            "injection": session}
 
 
 class Board:

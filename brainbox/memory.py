@@ -614,7 +614,8 @@ class Memory:
         """Record the user's verdict on a file memory injects (`brainbox.corrections`):
         useful, wrong, never (exclude it from injection in its project) or undo (of a
         never). The file must be one memory knows in the project. A `wrong` names the
-        association that produced the file's latest injection (in the log, or `pending`).
+        association that produced the file's latest injection (in the log, or `pending`),
+        and penalises a suggestion once (`brainbox.corrections`).
         FeedbackError (one line, nothing written) on bad input."""
         from brainbox import corrections
 
@@ -641,10 +642,12 @@ class Memory:
             shown = [r for r in self.injection_log(pending)
                      if r["project"] == project and r["path"] == rel]
             meta["injection"] = shown[0]["injection"] if shown else None
-            meta["via"] = shown[0]["via"] if shown else None
             if corrections.wrong_key(project, rel, meta["injection"]) in board.wronged:
                 raise corrections.FeedbackError(
                     f"{rel} is marked wrong already for its latest injection")
+            if shown and shown[0]["outcome"] == "ignored":  # penalised when it was scored
+                meta["penalised"] = False
+            meta["via"] = shown[0]["via"] if shown and meta.get("penalised", True) else None
             out["via"] = meta["via"]
         ev = normalize({"session": corrections.SESSION, "project": project, "cwd": project,
                         "kind": "feedback", "files": [os.path.join(project, rel)],

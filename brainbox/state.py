@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from brainbox import kernels as K
 from brainbox.advice import Advice
 from brainbox.corrections import Board as Corrections
+from brainbox.corrections import wrong_key
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
@@ -488,17 +489,21 @@ class State(EdgeStore):
         elif op == "feedback":
             # Suggestions of one recall: used ones reset their streak; an ignored one
             # weakens only the association that produced it (DESIGN §4.8).
-            project = ev["project"]
+            # A suggestion the user marked wrong while it was pending was penalised then.
+            project, wronged = ev["project"], self.corrections.wronged
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
-                if fid is not None:
-                    self._outcome(project, fid, bool(item.get("used")), item.get("via"))
+                if fid is None or (not item.get("used") and wrong_key(
+                        project, item.get("path", ""), ev.get("session")) in wronged):
+                    continue
+                self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
         elif op == "correction":  # `brainbox feedback` (brainbox.corrections)
             self.corrections.apply(ev, self.watermark)
             verdict, files = meta.get("verdict"), ev.get("files") or []
             fid = self.res_index.get((FILE, ev["project"], files[0])) if files else None
-            if fid is not None and verdict in ("useful", "wrong"):
+            if fid is not None and verdict in ("useful", "wrong") and meta.get("penalised",
+                                                                               True):
                 self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
                 self.edges_changed()
 

@@ -183,13 +183,19 @@ def test_never_excludes_a_file_from_every_injection_until_undone(inprocess, repo
     assert json.loads(invoke("log", "--excluded", "--json").output) == []
 
 
-def test_wrong_weakens_the_producing_edge_once_and_useful_resets_the_streak(inprocess, repo,
-                                                                             monkeypatch):
+def shown_by_an_edge(repo, monkeypatch) -> tuple[dict, tuple]:
+    """A memory taught, one prompt injected with the paper's fusion: the log's first row
+    that came by an association, and that association."""
     monkeypatch.setenv("BRAINBOX_INJECT_FUSION", "fixed")
     teach(repo)
     run("UserPromptSubmit", prompt(repo, "fix the auth login session"))
     row = next(x for x in json.loads(invoke("log", "--json").output) if x["via"])
-    edge = (row["via"], row["path"])
+    return row, (row["via"], row["path"])
+
+
+def test_wrong_weakens_the_producing_edge_once_and_useful_resets_the_streak(inprocess, repo,
+                                                                             monkeypatch):
+    row, edge = shown_by_an_edge(repo, monkeypatch)
     w0 = edges()
     out = json.loads(invoke("feedback", str(repo / row["path"]), "--wrong", "--json",
                             "--query", "fix the auth login session").output)
@@ -215,6 +221,31 @@ def test_wrong_weakens_the_producing_edge_once_and_useful_resets_the_streak(inpr
         mem.rebuild()
         assert snapshot(mem) == kept
     assert edges() == {**w1}
+
+
+def test_a_suggestion_is_penalised_once_whether_wrong_or_ignored(inprocess, repo,
+                                                                 monkeypatch):
+    row, edge = shown_by_an_edge(repo, monkeypatch)
+    invoke("feedback", str(repo / row["path"]), "--wrong")  # while pending
+    w1 = edges()
+    run("Stop", stop(repo))  # scored ignored: already penalised, nothing moves
+    assert next(x for x in json.loads(invoke("log", "--json").output)
+                if x["path"] == row["path"])["outcome"] == "ignored"
+    assert edges() == w1
+    # shown and ignored in another session, then marked wrong: a label, no second penalty
+    run("UserPromptSubmit", prompt(repo, "fix the auth login session", session="s2"))
+    run("Stop", stop(repo, session="s2"))
+    w2 = edges()
+    assert w2[edge] < w1[edge]  # the ignored showing weakened it
+    out = json.loads(invoke("feedback", str(repo / row["path"]), "--wrong", "--json").output)
+    assert out["changed"] and out["via"] is None
+    assert stored_events("feedback")[-1]["meta"]["penalised"] is False
+    assert edges() == w2
+    with Memory.open() as mem:
+        mem.sync()
+        kept = snapshot(mem)
+        mem.rebuild()
+        assert snapshot(mem) == kept
 
 
 @pytest.mark.parametrize("args,message", [
