@@ -42,6 +42,8 @@ import scipy.sparse as sp
 from brainbox import kernels as K
 from brainbox.advice import Advice
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
+from brainbox.injection import ARMS as INJECT_ARMS
+from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
@@ -153,6 +155,8 @@ class State(EdgeStore):
         # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
         # files, errors after edits, commands' failures and fixes, folded from the log
         self.advice = Advice()
+        # the injection policy's statistics (brainbox.injection), from feedback events
+        self.policy = Policy()
         # project identity (issue 17, brainbox.identity): the worktree that last touched
         # each file, when it is not the project's own root (file id -> worktree root), and
         # the old per-worktree keys merged into their repository (brainbox.projectmerge:
@@ -485,6 +489,11 @@ class State(EdgeStore):
             # Suggestions of one recall: used ones reset their streak; an ignored one
             # weakens only the association that produced it (DESIGN §4.8).
             project = ev["project"]
+            for d in meta.get("decisions") or ():  # the injection policy's rewards
+                r = d.get("rewards") if isinstance(d, dict) else None
+                if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
+                    self.policy.update(project, str(d["ctx"]),
+                                       [None if x is None else float(x) for x in r])
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
                 if fid is None:
@@ -613,6 +622,7 @@ class State(EdgeStore):
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
+            "policy": self.policy.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
             "aliases": sorted(self.aliases.items()),
         }
@@ -700,6 +710,7 @@ class State(EdgeStore):
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
+        s.policy = Policy.from_json(extra.get("policy"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
         s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s
