@@ -7,7 +7,7 @@ with their `path`, `rank`, `via` (the file whose edge produced it), `confidence`
 `channels` (each channel's rank: why it was shown)), scores them against the tool events
 that followed, and appends ONE `feedback` event per project holding `score`'s items and
 reward. The items keep why they were shown and when (`at`, the first showing; `shown`,
-how many prompts showed it), which `brainbox log` reads (`brainbox.injections`).
+how many prompts showed it), which `brainbox log` reads (`brainbox.corrections`).
 
 The reward is the design's `R = sum over used items of v/r - 2 * T/1000` per batch, with
 `v` 1 for a suggestion later read and 1.5 for one edited, `r` its rank and `T` the
@@ -22,6 +22,44 @@ EDIT_VALUE = 1.5
 TOKEN_COST = 2.0  # per 1000 injected tokens (characters / 4)
 
 
+def _touched(b: dict, events: list[dict]) -> dict[str, bool]:
+    """{path: edited?} of the files the project's tool events touched after batch `b`."""
+    after, since = int(b.get("after_id") or 0), float(b.get("at") or 0.0)
+    touched: dict[str, bool] = {}
+    for e in events:
+        if e.get("kind") != "tool" or e.get("project") != b.get("project"):
+            continue
+        if (e["id"] <= after) if after else (float(e.get("at") or 0) < since):
+            continue
+        files = e.get("files") or []
+        acts = (e.get("meta") or {}).get("file_actions")
+        if not (isinstance(acts, list) and len(acts) == len(files)):
+            acts = [e.get("action")] * len(files)
+        for f, a in zip(files, acts):
+            touched[f] = touched.get(f, False) or a == "edit"
+    return touched
+
+
+def decisions(batches: list[dict], events: list[dict]) -> list[dict]:
+    """The injection policy's scored decisions (`brainbox.injection`): for each batch
+    that carries one (`ctx`, `arm`, recall's whole list `offered` and the block's
+    characters `chars_by_k`), every arm's reward from what the session then touched."""
+    from brainbox.injection import rewards
+
+    out = []
+    for b in batches:
+        offered, chars = b.get("offered"), b.get("chars_by_k")
+        if not isinstance(offered, list) or not isinstance(chars, list) or not b.get("ctx"):
+            continue
+        if len(chars) != len(offered) + 1:
+            continue
+        touched = _touched(b, events)
+        used = [(p in touched, touched.get(p, False)) for p in offered]
+        out.append({"ctx": str(b["ctx"]), "arm": b.get("arm"),
+                    "rewards": rewards(used, [int(c) for c in chars], len(offered))})
+    return out
+
+
 def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
     """Which suggestions the session used after they were made, and the reward
     R = sum over used items of v/r - 2 * T/1000 per batch (v 1 read, 1.5 edited; r the
@@ -31,19 +69,7 @@ def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
     merged: dict[str, dict] = {}
     reward = 0.0
     for b in batches:
-        after, since = int(b.get("after_id") or 0), float(b.get("at") or 0.0)
-        touched: dict[str, bool] = {}
-        for e in events:
-            if e.get("kind") != "tool" or e.get("project") != b.get("project"):
-                continue
-            if (e["id"] <= after) if after else (float(e.get("at") or 0) < since):
-                continue
-            files = e.get("files") or []
-            acts = (e.get("meta") or {}).get("file_actions")
-            if not (isinstance(acts, list) and len(acts) == len(files)):
-                acts = [e.get("action")] * len(files)
-            for f, a in zip(files, acts):
-                touched[f] = touched.get(f, False) or a == "edit"
+        touched = _touched(b, events)
         for it in b.get("items") or ():
             path, rank = it.get("path"), max(1, int(it.get("rank") or 1))
             used, edited = path in touched, touched.get(path, False)
@@ -55,7 +81,7 @@ def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
                                     "rank": rank, "edited": False,
                                     "confidence": it.get("confidence"),
                                     "channels": dict(it.get("channels") or {}),
-                                    "at": since, "shown": 0}
+                                    "at": float(b.get("at") or 0.0), "shown": 0}
             m["used"] = m["used"] or used
             m["edited"] = m["edited"] or edited
             m["rank"] = min(m["rank"], rank)

@@ -436,6 +436,22 @@ class Memory:
                 break
         return items
 
+    def inject_decision(self, query: str, *, project: str, session: str | None,
+                        items: list[dict]) -> dict:
+        """How many of `items` (the prompt's list, best first, non-empty) to show: the
+        injection policy's arm for this prompt's context (`brainbox.injection`).
+        {"ctx", "arm" (its name), "show" (items)}."""
+        from brainbox import injection as inj
+        from brainbox.recall import session_context
+
+        in_sess = session_context(self.index, project, session) == "session"
+        policy = self.state.policy
+        ctx = inj.context(float(items[0].get("confidence") or 0.0), query,
+                          in_session=in_sess, decisions=policy.decisions.get(project, 0),
+                          prompt_index=1 if in_sess else 0)
+        a = policy.choose(project, ctx, len(items))
+        return {"ctx": ctx, "arm": inj.NAMES[a], "show": min(inj.ARMS[a], len(items))}
+
     def prefer_worktree(self, results: list, project: str, worktree: str | None) -> list:
         """`results` (recall's order for `project`) with, among those whose confidence
         shows the same (4 decimals, as the hook prints it), the files last touched in

@@ -44,6 +44,8 @@ from brainbox.advice import Advice
 from brainbox.corrections import Board as Corrections
 from brainbox.corrections import wrong_key
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
+from brainbox.injection import ARMS as INJECT_ARMS
+from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
@@ -158,6 +160,8 @@ class State(EdgeStore):
         # the user's corrections of what was injected (brainbox.corrections): each
         # project's excluded files, and the injections marked wrong
         self.corrections = Corrections()
+        # the injection policy's statistics (brainbox.injection), from feedback events
+        self.policy = Policy()
         # project identity (issue 17, brainbox.identity): the worktree that last touched
         # each file, when it is not the project's own root (file id -> worktree root), and
         # the old per-worktree keys merged into their repository (brainbox.projectmerge:
@@ -491,6 +495,11 @@ class State(EdgeStore):
             # weakens only the association that produced it (DESIGN §4.8).
             # A suggestion the user marked wrong while it was pending was penalised then.
             project, wronged = ev["project"], self.corrections.wronged
+            for d in meta.get("decisions") or ():  # the injection policy's rewards
+                r = d.get("rewards") if isinstance(d, dict) else None
+                if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
+                    self.policy.update(project, str(d["ctx"]),
+                                       [None if x is None else float(x) for x in r])
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
                 if fid is None or (not item.get("used") and wrong_key(
@@ -634,6 +643,7 @@ class State(EdgeStore):
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
             "corrections": self.corrections.to_json(),
+            "policy": self.policy.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
             "aliases": sorted(self.aliases.items()),
         }
@@ -722,6 +732,7 @@ class State(EdgeStore):
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
         s.corrections = Corrections.from_json(extra.get("corrections"))
+        s.policy = Policy.from_json(extra.get("policy"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
         s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s

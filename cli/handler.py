@@ -149,15 +149,22 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
     if conf.get("inject_fusion"):  # recall's fusion for the prompt's list (`hookconf`)
         req["fusion"] = conf["inject_fusion"]
     result = ask(req, guard)
-    if not result or not result.get("text"):
+    if not result:
         return None
-    remember(ev["session"], {
+    batch = {
         "after_id": last_id or 0, "at": ev["at"], "project": ev["project"],
-        "session": ev["session"], "chars": len(result["text"]),
+        "session": ev["session"], "chars": len(result.get("text") or ""),
         "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via"),
                    "confidence": it.get("confidence"), "channels": it.get("channels") or {}}
-                  for it in result.get("items") or ()],
-    })
+                  for it in result.get("items") or ()] if result.get("text") else [],
+    }
+    decision = result.get("decision")
+    if isinstance(decision, dict):  # the injection policy's (brainbox.injection)
+        batch.update({k: decision.get(k) for k in ("ctx", "arm", "offered", "chars_by_k")})
+    if batch["items"] or decision:
+        remember(ev["session"], batch)
+    if not result.get("text"):
+        return None
     return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
                                               "additionalContext": result["text"]}},
                       ensure_ascii=False)
@@ -334,13 +341,14 @@ def take_pending(session: str) -> list[dict]:
             pass
         finally:
             safe(os.unlink, claimed)
-    return [b for b in batches[-PENDING_BATCHES:] if isinstance(b, dict) and b.get("items")]
+    return [b for b in batches[-PENDING_BATCHES:]
+            if isinstance(b, dict) and (b.get("items") or b.get("ctx"))]
 
 
 def _on_stop(ev: dict, guard) -> None:
     from brainbox import store
     from brainbox.events import normalize
-    from brainbox.feedback import score
+    from brainbox.feedback import decisions, score
 
     batches = take_pending(ev["session"])
     if batches:
@@ -361,7 +369,7 @@ def _on_stop(ev: dict, guard) -> None:
                 "session": ev["session"], "cwd": project, "project": project,
                 "kind": "feedback", "at": ev["at"],
                 "meta": {"op": "feedback", "items": items, "reward": reward,
-                         "suggestions": len(group)},
+                         "suggestions": len(group), "decisions": decisions(group, events)},
             }))
         record(feedback, guard)
         fold(guard)

@@ -201,9 +201,17 @@ class Service:
         tools = []
         if items and req.get("session"):
             tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]
-        text, items = format_suggestions(items, tools,
-                                         int(req.get("max_chars") or hookconf.INJECT_CHARS))
-        return {"text": text, "items": items, "tools": tools}
+        max_chars = int(req.get("max_chars") or hookconf.INJECT_CHARS)
+        decision = None
+        if items and req.get("policy", True):  # how many to show (brainbox.injection)
+            chars = [0] + [len(format_suggestions(items[:k], tools, max_chars)[0])
+                           for k in range(1, len(items) + 1)]
+            decision = mem.inject_decision(str(req.get("query") or ""), project=project,
+                                           session=req.get("session"), items=items)
+            decision.update(offered=[it["path"] for it in items], chars_by_k=chars)
+            items = items[:decision["show"]]
+        text, items = format_suggestions(items, tools, max_chars)
+        return {"text": text, "items": items, "tools": tools, "decision": decision}
 
     def op_start(self, req):
         self.refresh()

@@ -174,9 +174,9 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
     """One series' rows: per task at or after the snapshot (the caller filters), its
     `gold` files per kind and each method's metrics (`rank[kind][method]`); with
     `snippet_weights`, also brainbox at each of those snippet weights (`by_weight`)."""
-    from brainbox import codegraph, codeindex, learning, recall
+    from brainbox import codegraph, codeindex, recall
     from brainbox.eval.baselines import Bm25
-    from brainbox.eval.replay import normalized, prompt_event
+    from brainbox.eval.replay import fold_task, task_frame
     from brainbox.memory import snippet_files
     from brainbox.recall import Index, Params, code_ranking, rank
     from brainbox.state import State
@@ -202,9 +202,7 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
             clock = 1_700_000_000.0
             rows = []
             for task in tasks:
-                events, _ = normalized(task)
-                root = events[0]["project"] if events else task.project or "/testbed"
-                session = events[0]["session"] if events else task.id
+                events, root, session = task_frame(task)
                 gold = {"edit": (set(task.gold_edit) - set(task.created)) & files}
                 if task.id in golds:
                     gold["patch"] = golds[task.id] & files
@@ -248,14 +246,7 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
                         "by_weight": {k: [metrics(x, g) for x in by_w]
                                       for k, g in gold.items() if g},
                         "conditional": conditional})
-                pev = prompt_event(session, root, task.description or "")
-                pev["at"] = clock
-                learning.fold(state, [pev])
-                for ev in events:
-                    clock += 1.0
-                    ev["at"] = clock
-                    learning.fold(state, [ev])
-                clock += 2.0
+                clock = fold_task(state, events, session, root, task.description or "", clock)
         finally:
             conn.close()
     return rows

@@ -72,6 +72,31 @@ def prompt_event(session: str, root: str, text: str) -> dict:
     return ev
 
 
+def task_frame(task) -> tuple[list[dict], str, str]:
+    """(normalised events, project root, session) of a task, for `fold_task`'s callers."""
+    events, _ = normalized(task)
+    root = events[0]["project"] if events else task.project or "/testbed"
+    return events, root, events[0]["session"] if events else task.id
+
+
+def fold_task(state, events: list[dict], session: str, root: str, description: str,
+              clock: float) -> float:
+    """Fold one task into `state` as the Python replay does (`brainbox.learning.fold`):
+    its description's prompt at `clock`, then its events a second apart; returns the
+    clock after it (two seconds past the last event). For measurements outside the replay
+    loop (`eval.localization`, `benchmarks/measure_policy.py`)."""
+    from brainbox import learning
+
+    pev = prompt_event(session, root, description or "")
+    pev["at"] = clock
+    learning.fold(state, [pev])
+    for ev in events:
+        clock += 1.0
+        ev["at"] = clock
+        learning.fold(state, [ev])
+    return clock + 2.0
+
+
 def normalized(task) -> tuple[list[dict], int]:
     """A task's events normalised, and how many were skipped as malformed."""
     out, skipped = [], 0

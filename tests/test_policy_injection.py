@@ -1,0 +1,137 @@
+"""The injection policy (issue 18, item 1; `brainbox.injection`): its context and rewards,
+its choice (warm-up, UCB, silence when showing costs more than it earns), and its state
+folded from feedback events, so that `rebuild()` reproduces it; and the prompt hook's
+decision carried to the feedback event through real hook processes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brainbox import injection as inj
+from brainbox.memory import Memory
+
+
+def test_context_bands_kinds_familiarity_and_depth():
+    assert inj.context(0.1, "add a flag", in_session=False, decisions=0,
+                       prompt_index=0) == "low|task|new|first"
+    assert inj.context(0.3, "why does it fail?", in_session=False, decisions=10,
+                       prompt_index=0) == "mid|session|known|first"  # deictic "it"
+    assert inj.context(0.7, "Why does parsing fail", in_session=False, decisions=3,
+                       prompt_index=0) == "high|question|new|first"
+    assert inj.context(0.7, "x " * 1000, in_session=False, decisions=3,
+                       prompt_index=0).split("|")[1] == "long"
+    assert inj.context(0.7, "add tests", in_session=True, decisions=3,
+                       prompt_index=1) == "high|session|new|later"
+
+
+def test_rewards_are_the_design_formula_per_arm():
+    used = [(True, False), (False, False), (True, True)]
+    chars = [0, 100, 180, 260]
+    r = inj.rewards(used, chars, available=3)
+    cost = [2.0 * (c / 4.0) / 1000.0 for c in chars]
+    assert r[0] == 0.0
+    assert r[1] == pytest.approx(1.0 - cost[1])
+    assert r[2] == pytest.approx(1.0 + 1.5 / 3 - cost[3])  # TOP3 shows all three
+    assert r[3] == r[2]  # TOP5 shows the same three items
+    # only the first item shown: arms beyond it are not revealed
+    assert inj.rewards(used[:1], chars[:2], available=3) == [0.0, r[1], None, None]
+
+
+def test_warm_up_then_the_best_arm_and_silence_when_nothing_is_used():
+    p = inj.Policy()
+    ctx = "mid|task|new|first"
+    assert p.choose("/p", ctx, 5) == 3  # warm-up: TOP5
+    for _ in range(inj.WARMUP):  # TOP1 earns most: its one item is used, the rest not
+        p.update("/p", ctx, [0.0, 0.9, 0.7, 0.5])
+    assert p.choose("/p", ctx, 5) == 1
+    q = inj.Policy()
+    for _ in range(3 * inj.WARMUP):  # nothing shown is ever used: only the cost remains
+        q.update("/q", ctx, [0.0, -0.05, -0.12, -0.2])
+    assert q.choose("/q", ctx, 5) == 0  # SILENT
+    # an arm whose list equals a smaller arm's (2 items available) is never chosen
+    r = inj.Policy()
+    for _ in range(inj.WARMUP):
+        r.update("/r", ctx, [0.0, 0.1, 0.5, 0.9])
+    assert r.choose("/r", ctx, 2) == 2  # TOP3 (shows 2), not TOP5 (the same 2)
+    assert inj.Policy.from_json(json.loads(json.dumps(p.to_json()))).to_json() == p.to_json()
+
+
+def test_a_young_context_backs_off_to_the_projects_pooled_statistics():
+    p = inj.Policy()
+    for _ in range(inj.WARMUP * 2):
+        p.update("/p", "high|task|new|first", [0.0, 1.0, 0.4, 0.3])
+    assert p.choose("/p", "low|question|new|first", 5) == 1  # from the pooled cell
+    assert p.choose("/other", "high|task|new|first", 5) == 3  # another project: warm-up
+
+
+def _feedback(mem, project, session, at, ctx, rewards):
+    mem.record({"session": session, "cwd": project, "project": project, "kind": "feedback",
+                "at": at, "meta": {"op": "feedback", "items": [], "reward": 0.0,
+                                   "suggestions": 1,
+                                   "decisions": [{"ctx": ctx, "arm": "TOP5",
+                                                  "rewards": rewards}]}})
+
+
+def test_the_policy_is_folded_from_feedback_events_and_rebuilt_exactly(tmp_path):
+    mem = Memory.open(tmp_path / "m.db")
+    root = str(tmp_path / "repo")
+    for i in range(7):
+        _feedback(mem, root, f"s{i}", 1_000_000.0 + i, "mid|task|new|first",
+                  [0.0, 0.2 + i / 10, None if i % 2 else 0.1, None])
+    mem.sync()
+    before = mem.state.policy.to_json()
+    assert before["decisions"] == {root: 7}
+    cell = before["cells"][root]["mid|task|new|first"]
+    assert cell[0][0] == 7 and cell[2][0] == 4 and cell[3][0] == 0
+    mem.rebuild()
+    assert mem.state.policy.to_json() == before
+    mem.close()
+    again = Memory.open(tmp_path / "m.db")  # and after a save and a reload
+    assert again.state.policy.to_json() == before
+    again.close()
+
+
+def test_a_prompt_hooks_decision_reaches_the_feedback_event_and_the_policy(tmp_path,
+                                                                            brainbox_home):
+    """Real hook processes: the prompt hook shows the policy's arm (warm-up: all five)
+    and remembers recall's whole list; Stop scores every arm from what the session then
+    touched, in the feedback event; the folded policy counts it, and a rebuild agrees."""
+    import os
+    import time
+
+    from tests.records import git_repo, hook_process
+
+    files = ("src/auth/login.py", "src/auth/session.py", "tests/test_auth.py")
+    repo = git_repo(tmp_path / "repo", files)
+    t0 = time.time() - 86400
+    with Memory.open() as mem:
+        for s in range(3):
+            for i, (tool, f) in enumerate((("Read", "src/auth/login.py"),
+                                           ("Edit", "src/auth/session.py"))):
+                mem.record({"session": f"past{s}", "cwd": str(repo), "tool": tool,
+                            "files": [f], "at": t0 + 3600 * s + 10 * i})
+    env = dict(os.environ, BRAINBOX_HOOK_BUDGET_PROMPT="30", BRAINBOX_HOOK_BUDGET_TOOL="30",
+               BRAINBOX_DAEMON="off")
+    base = {"session_id": "now-1", "cwd": str(repo), "transcript_path": "/tmp/now-1.jsonl"}
+    out = hook_process("UserPromptSubmit", dict(base, hook_event_name="UserPromptSubmit",
+                                                prompt="fix the login redirect in auth"), env)
+    assert "src/auth/login.py" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    hook_process("PostToolUse", dict(base, hook_event_name="PostToolUse", tool_name="Edit",
+                                     tool_input={"file_path": str(repo / "src/auth/login.py")},
+                                     tool_response={"success": True}), env)
+    hook_process("Stop", dict(base, hook_event_name="Stop"), env)
+    with Memory.open() as mem:
+        fb = [e for e in mem.conn.execute(
+            "SELECT meta FROM events WHERE kind = 'feedback'").fetchall()]
+        assert len(fb) == 1
+        (decision,) = json.loads(fb[0][0])["decisions"]
+        assert decision["arm"] == "TOP5" and decision["ctx"].endswith("|new|first")
+        r = decision["rewards"]
+        assert r[0] == 0.0 and all(x is not None for x in r)
+        assert r[1] > 1.0  # login.py, first, was edited: 1.5 minus the block's cost
+        policy = mem.state.policy.to_json()
+        assert policy["decisions"] == {str(repo): 1}
+        mem.rebuild()
+        assert mem.state.policy.to_json() == policy
