@@ -11,7 +11,7 @@ Choices:
 - `useful` resets the file's ignore streak (as a suggestion used). `wrong` is an ignored
   suggestion, and a suggestion is penalised once: the streak grows by one and the
   association that produced the file's latest injection (`meta.via`, found by
-  `Memory.feedback` in the log and written in the event, so the fold needs no lookup) is
+  `feedback` in the log and written in the event, so the fold needs no lookup) is
   weakened by the anti-recall rule `w <- max(0.1, w * 0.9^streak)`. An injection is the
   file's showing in one session (the Stop hook scores a session's showings of a file as
   one item), named by the session (`meta.injection`). A second `wrong` of the same
@@ -128,3 +128,81 @@ class Board:
 
 def wrong_key(project: str, path: str, injection) -> str:
     return f"{project}\0{path}\0{injection}"
+
+
+# --- the verbs over a Memory (`brainbox log`, `brainbox feedback`, MCP) -----------------
+
+
+def injection_log(mem, pending: list[dict] = (), *, session: str | None = None,
+                  limit: int | None = None) -> list[dict]:
+    """What the prompt hook injected, newest first, with why and what became of it
+    (`entries`): the scored suggestions of `mem`'s feedback events and the `pending`
+    batches (the session files' suggestions not yet scored)."""
+    from brainbox.storage import db
+
+    return entries(db.feedback_events(mem.conn, session), list(pending), session=session,
+                   limit=limit)
+
+
+def exclusions(mem, project: str | None = None, cwd: str | None = None) -> list[dict]:
+    """The files `feedback --never` excludes from injection: of the project named, else
+    of every project."""
+    mem.sync()
+    return mem.state.corrections.listing(_named(project, cwd))
+
+
+def feedback(mem, path: str, verdict: str, *, query: str | None = None,
+             project: str | None = None, cwd: str | None = None,
+             pending: list[dict] = ()) -> dict:
+    """Record the user's verdict on a file memory injects: useful, wrong, never (exclude
+    it from injection in its project) or undo (of a never). The file must be one memory
+    knows in the project. A `wrong` names the association that produced the file's
+    latest injection (in the log, or `pending`) and penalises a suggestion once (module
+    docstring). FeedbackError (one line, nothing written) on bad input."""
+    import os
+
+    from brainbox.events import normalize
+    from brainbox.kernels.codes import FILE
+    from brainbox.storage import db
+
+    if verdict not in VERDICTS:
+        raise FeedbackError(f"feedback takes one of {', '.join('--' + v for v in VERDICTS)}")
+    if not path or not path.strip():
+        raise FeedbackError("feedback: the path is empty")
+    mem.sync()
+    project, rel = mem.file_key(path, _named(project, cwd), cwd)
+    if (FILE, project, rel) not in mem.state.res_index:
+        raise FeedbackError(f"{path} is not a file memory knows in {project}")
+    board = mem.state.corrections
+    meta: dict = {"op": "correction", "verdict": verdict}
+    if query:
+        meta["query"] = " ".join(str(query).split())[:500]
+    out = {"project": project, "path": rel, "verdict": verdict}
+    if verdict == "undo" and rel not in board.excluded(project):
+        raise FeedbackError(f"{rel} is not excluded in {project}")
+    if verdict == "never" and rel in board.excluded(project):
+        return {**out, "changed": False, **board.excluded(project)[rel]}
+    if verdict == "wrong":
+        shown = [r for r in injection_log(mem, pending)
+                 if r["project"] == project and r["path"] == rel]
+        meta["injection"] = shown[0]["injection"] if shown else None
+        if wrong_key(project, rel, meta["injection"]) in board.wronged:
+            raise FeedbackError(f"{rel} is marked wrong already for its latest injection")
+        if shown and shown[0]["outcome"] == "ignored":  # penalised when it was scored
+            meta["penalised"] = False
+        meta["via"] = shown[0]["via"] if shown and meta.get("penalised", True) else None
+        out["via"] = meta["via"]
+    ev = normalize({"session": SESSION, "project": project, "cwd": project,
+                    "kind": "feedback", "files": [os.path.join(project, rel)], "meta": meta})
+    out["id"] = db.append_events(mem.conn, [ev])
+    mem.sync()
+    return {**out, "changed": True}
+
+
+def _named(project: str | None, cwd: str | None) -> str | None:
+    """A project named by the user, as events store it (absolute, normalised)."""
+    import os
+
+    if project is None:
+        return None
+    return os.path.normpath(os.path.join(os.path.abspath(cwd or os.getcwd()), project))

@@ -249,7 +249,7 @@ class Memory:
             return project, project
         return identify(cwd or os.getcwd())
 
-    def _file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
+    def file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
         """(project, project-relative path) of a file named as a user names it: an
         absolute path belongs to its own project (the stored one that holds it, else its
         repository, relative to its worktree); a relative one is project-relative, else
@@ -345,7 +345,7 @@ class Memory:
                 project: str | None = None, cwd: str | None = None) -> dict:
         self.sync()
         st = self.state
-        project, path = self._file_key(path, project, cwd)
+        project, path = self.file_key(path, project, cwd)
         rid = st.res_index.get((FILE, project, path))
         if rid is None:
             raise BrainboxError(f"{path} is not in memory for project {project}")
@@ -566,7 +566,7 @@ class Memory:
         if pin_id is not None:
             if path is not None or text is not None:
                 raise pins.PinError("unpin takes one of PATH, --text or --id")
-            found = self.state.pins.find(_abs_project(project, cwd), pin_id=int(pin_id))
+            found = self.state.pins.find(user_project(project, cwd), pin_id=int(pin_id))
             what = f"id {pin_id}"
         else:
             ev = self._pin_event(path, text, project, cwd, "unpin")
@@ -587,14 +587,14 @@ class Memory:
     def pins(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
         """The project's pins in pin order (the order the SessionStart block lists them)."""
         self.sync()
-        project = _abs_project(project, cwd) or self._project(None, cwd)
+        project = user_project(project, cwd) or self._project(None, cwd)
         return [{**p, "project": project} for p in self.state.pins.of(project)]
 
     def _pin_event(self, path, text, project, cwd, op) -> dict:
         from brainbox import pins
 
         here = os.path.abspath(cwd or os.getcwd())
-        project = _abs_project(project, here)
+        project = user_project(project, here)
         if project is None and path is not None and os.path.isabs(path):
             here = os.path.dirname(path)  # its own project (and worktree), from anywhere
         elif project is not None and path is not None and not os.path.isabs(path) and not (
@@ -605,72 +605,6 @@ class Memory:
             return normalize(raw)
         except EventError as exc:
             raise pins.PinError(str(exc)) from exc
-
-    # --- the injection log and its corrections (brainbox.corrections) ------------------
-
-    def injection_log(self, pending: list[dict] = (), *, session: str | None = None,
-                      limit: int | None = None) -> list[dict]:
-        """What the prompt hook injected, newest first, with why and what became of it
-        (`corrections.entries`): the scored suggestions of the log's feedback events and
-        the `pending` batches (the session files' suggestions not yet scored)."""
-        from brainbox import corrections
-
-        return corrections.entries(queries.feedback_events(self.conn, session), list(pending),
-                                   session=session, limit=limit)
-
-    def exclusions(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
-        """The files `feedback --never` excludes from injection: of the project named,
-        else of every project."""
-        self.sync()
-        return self.state.corrections.listing(_abs_project(project, cwd))
-
-    def feedback(self, path: str, verdict: str, *, query: str | None = None,
-                 project: str | None = None, cwd: str | None = None,
-                 pending: list[dict] = ()) -> dict:
-        """Record the user's verdict on a file memory injects (`brainbox.corrections`):
-        useful, wrong, never (exclude it from injection in its project) or undo (of a
-        never). The file must be one memory knows in the project. A `wrong` names the
-        association that produced the file's latest injection (in the log, or `pending`),
-        and penalises a suggestion once (`brainbox.corrections`).
-        FeedbackError (one line, nothing written) on bad input."""
-        from brainbox import corrections
-
-        if verdict not in corrections.VERDICTS:
-            raise corrections.FeedbackError(
-                f"feedback takes one of {', '.join('--' + v for v in corrections.VERDICTS)}")
-        if not path or not path.strip():
-            raise corrections.FeedbackError("feedback: the path is empty")
-        self.sync()
-        st = self.state
-        project, rel = self._file_key(path, _abs_project(project, cwd), cwd)
-        if (FILE, project, rel) not in st.res_index:
-            raise corrections.FeedbackError(f"{path} is not a file memory knows in {project}")
-        board = st.corrections
-        meta = {"op": "correction", "verdict": verdict}
-        if query:
-            meta["query"] = " ".join(str(query).split())[:500]
-        out = {"project": project, "path": rel, "verdict": verdict}
-        if verdict == "undo" and rel not in board.excluded(project):
-            raise corrections.FeedbackError(f"{rel} is not excluded in {project}")
-        if verdict == "never" and rel in board.excluded(project):
-            return {**out, "changed": False, **board.excluded(project)[rel]}
-        if verdict == "wrong":
-            shown = [r for r in self.injection_log(pending)
-                     if r["project"] == project and r["path"] == rel]
-            meta["injection"] = shown[0]["injection"] if shown else None
-            if corrections.wrong_key(project, rel, meta["injection"]) in board.wronged:
-                raise corrections.FeedbackError(
-                    f"{rel} is marked wrong already for its latest injection")
-            if shown and shown[0]["outcome"] == "ignored":  # penalised when it was scored
-                meta["penalised"] = False
-            meta["via"] = shown[0]["via"] if shown and meta.get("penalised", True) else None
-            out["via"] = meta["via"]
-        ev = normalize({"session": corrections.SESSION, "project": project, "cwd": project,
-                        "kind": "feedback", "files": [os.path.join(project, rel)],
-                        "meta": meta})
-        out["id"] = dbmod.append_events(self.conn, [ev])
-        self.sync()
-        return {**out, "changed": True}
 
     def advise(self, event: dict, *, files: int = 3, errors: int = 2) -> dict:
         """What memory observed about a tool call about to run (the PreToolUse advice,
@@ -727,7 +661,7 @@ class Memory:
         return out[:k]
 
 
-def _abs_project(project: str | None, cwd: str | None) -> str | None:
+def user_project(project: str | None, cwd: str | None) -> str | None:
     """A project named by the user, as events store it (absolute, normalised)."""
     if project is None:
         return None

@@ -1,4 +1,4 @@
-"""`brainbox log` and `brainbox feedback` (`brainbox.corrections`, `Memory.feedback`): what
+"""`brainbox log` and `brainbox feedback` (`brainbox.corrections`): what
 the prompt hook injected, when, why and what became of it, and the user's verdict on a
 file it injects. The suggestions not yet scored are read from the session files
 (`handler.peek_pending`), without claiming them. Bad input is one line on stderr, exit 1,
@@ -61,13 +61,15 @@ def register(cli, domain_errors, open_memory) -> None:
           brainbox log --limit 20
           brainbox log --excluded
         """
+        from brainbox import corrections
         from brainbox.cli.handler import peek_pending
 
         with open_memory(ctx) as mem:
             if excluded:
-                data = mem.exclusions(project)
+                data = corrections.exclusions(mem, project)
             else:
-                data = mem.injection_log(peek_pending(session), session=session, limit=limit)
+                data = corrections.injection_log(mem, peek_pending(session), session=session,
+                                                 limit=limit)
 
         def human(rows):
             if not rows:
@@ -101,7 +103,7 @@ def register(cli, domain_errors, open_memory) -> None:
           brainbox feedback src/legacy/old.py --undo
         """
         from brainbox.cli.handler import peek_pending
-        from brainbox.corrections import FeedbackError
+        from brainbox.corrections import FeedbackError, feedback
 
         if undo and verdict not in (None, "never"):
             raise FeedbackError("--undo undoes a --never; it takes no other flag")
@@ -110,8 +112,8 @@ def register(cli, domain_errors, open_memory) -> None:
         if verdict is None:
             raise FeedbackError("feedback takes one of --useful, --wrong, --never or --undo")
         with open_memory(ctx) as mem:
-            data = mem.feedback(path, verdict, query=query, project=project,
-                                pending=peek_pending() if verdict == "wrong" else ())
+            data = feedback(mem, path, verdict, query=query, project=project,
+                            pending=peek_pending() if verdict == "wrong" else ())
 
         def human(d):
             what = {"useful": "marked useful", "wrong": "marked wrong",

@@ -263,12 +263,13 @@ def _build():
         """What memory injected into prompts, newest first: when, why (channels, the
         association it came by, confidence) and what became of it (read, edited, ignored,
         pending)."""
+        from brainbox import corrections
         from brainbox.cli.handler import peek_pending
 
         mem = memory()
         if excluded:
-            return {"excluded": guard(mem.exclusions, project)}
-        return {"injections": guard(mem.injection_log, peek_pending(session),
+            return {"excluded": guard(corrections.exclusions, mem, project)}
+        return {"injections": guard(corrections.injection_log, mem, peek_pending(session),
                                     session=session, limit=limit)}
 
     @server.tool()
@@ -284,8 +285,9 @@ def _build():
     ) -> dict[str, Any]:
         """Tell memory what a file it injects is worth (as `brainbox feedback`)."""
         from brainbox.cli.handler import peek_pending
+        from brainbox.corrections import feedback as correct
 
-        return guard(memory().feedback, path, verdict, query=query, project=project,
+        return guard(correct, memory(), path, verdict, query=query, project=project,
                      cwd=cwd or os.getcwd(),
                      pending=peek_pending() if verdict == "wrong" else ())
 

@@ -114,18 +114,3 @@ def project_edited_files(conn, project: str, after: int) -> list[str]:
         "SELECT DISTINCT j.value FROM events AS e, json_each(e.files) AS j "
         "WHERE e.id > ? AND e.project = ? AND e.kind = 'tool' AND e.action = 'edit' "
         "ORDER BY j.value", (int(after), project))]
-
-
-# --- the injection log (brainbox.corrections) --------------------------------------------
-
-def feedback_events(conn, session: str | None = None) -> list[dict]:
-    """The `feedback` events (the Stop hook's scored suggestions, the user's
-    corrections, resolves), of `session` when given, newest first."""
-    from brainbox.storage.db import EVENT_COLUMNS, _row_event
-
-    cols = ", ".join(("id",) + EVENT_COLUMNS)
-    where, args = "kind = 'feedback'", ()
-    if session is not None:
-        where, args = where + " AND session = ?", (session,)
-    rows = conn.execute(f"SELECT {cols} FROM events WHERE {where} ORDER BY id DESC", args)
-    return [_row_event(r) for r in rows]

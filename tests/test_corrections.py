@@ -1,6 +1,6 @@
 """The injection log and its corrections (issue 18 item 3): `brainbox log`, `brainbox
-feedback PATH --useful | --wrong | --never | --undo` (`brainbox.corrections`,
-`Memory.feedback`), event-sourced and replayed by rebuild."""
+feedback PATH --useful | --wrong | --never | --undo` (`brainbox.corrections`),
+event-sourced and replayed by rebuild."""
 
 from __future__ import annotations
 
