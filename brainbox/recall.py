@@ -344,7 +344,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     in_sess = bool(KP.in_session(window, in_proj))  # the recency switch and the context
     credit = s.credit.get(project) if project is not None else None
     lam, s_max = KP.weights(pl, in_sess, _NO_CREDIT if credit is None else credit)
-    snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
+    snip_ids, snip_scores = snippet_arrays(s, project, snippets)
     if structure is not None:
         g = structure
         adj_off, adj_len, pool_dst, pool_e, ew, n_edges = (
@@ -405,7 +405,10 @@ def _ranked(args: RankArgs, structure=None) -> Ranking | None:
                    ctx, structure)
 
 
-def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
+def snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
+    """The snippet channel's kernel input: the resource ids of those of `snippets` ({path:
+    score}) that are files of `project` memory knows, and their scores (the compiled
+    replay builds its per-task arrays with it too)."""
     if not snippets:
         return _NO_IDS, _NO_SCORES
     ids = [s.res_index[(FILE, project, path)] for path in snippets

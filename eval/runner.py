@@ -50,6 +50,7 @@ from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.compiled import warmup as fast_warmup
 from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, ablation, coverage, evaluate
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
+from brainbox.eval.seen import has_shown
 
 SCHEMA = "brainbox.replay/2"  # 2: views (--files) and ablations (--ablations)
 
@@ -159,6 +160,16 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
         runs[view] = {}
         for channel in variants:
             key = channel or "full"
+            if channel == "snippet" and not synthetic and "full" in runs[view] and \
+                    not has_shown(make()):
+                # no task showed a file's text: the channel never ranks, the records are
+                # the full model's (eval.seen)
+                runs[view][key] = runs[view]["full"]
+                replayed["reused"] += 1
+                replayed["tasks"] += len(runs[view][key])
+                if queue is not None:
+                    queue.put((len(runs[view][key]), 0))
+                continue
             if view != "all" and same and "all" in runs:
                 runs[view][key] = runs["all"][key]
                 if channel is None:
@@ -387,8 +398,8 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
                             f"{', '.join(V.FILES)}")
     if fusion not in FUSION:
         raise BrainboxError(f"unknown fusion {fusion!r}; expected one of {', '.join(FUSION)}")
-    channels, skipped = (ablation_channels(CHANNELS, ablate, fusion) if ablations
-                         else ([], {}))
+    channels, skipped = (ablation_channels(CHANNELS, ablate, fusion, shown=bool(sources))
+                         if ablations else ([], {}))
     settings = {
         "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
         "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
@@ -552,18 +563,21 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     }
 
 
-def ablation_channels(channels, ablate, fusion: str) -> tuple[list[str], dict[str, str]]:
+def ablation_channels(channels, ablate, fusion: str,
+                      shown: bool = True) -> tuple[list[str], dict[str, str]]:
     """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
-    those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
-    that channel never ranks there), the channels ``--ablate`` already removed from the
-    full model, and those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
+    those it skips with the reason: ``snippet`` when no source can show file text (only
+    the synthetic workload: the channel ranks over what earlier tasks' results showed,
+    :mod:`brainbox.eval.seen`; a series of a real source that showed none reuses the full
+    model's records), the channels ``--ablate`` already removed from the full model, and
+    those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
     from brainbox.recall import CHANNELS, Params, plan
 
-    used = plan(Params(fusion=fusion)).use
+    used = plan(Params(fusion=fusion), snippets=True).use
     skip = {}
     for c in channels:
-        if c == "snippet":
-            skip[c] = "the replay has no code index: the channel never ranks there"
+        if c == "snippet" and not shown:
+            skip[c] = "the synthetic workload shows no file text: the channel never ranks"
         elif c in ablate:
             skip[c] = "removed from the full model (--ablate)"
         elif not used[CHANNELS.index(c)]:

@@ -10,7 +10,7 @@ from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
-           "stored_events"]
+           "real_tasks", "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -19,6 +19,19 @@ RECORD_KEYS = frozenset({
     "session", "cwd", "tool", "files", "error", "exit_code", "at", "prompt", "command",
     "args", "kind", "action",
 })
+
+
+def real_tasks(data_dir: Path, source: str) -> list:
+    """The tasks of the development source `source` (../shared/data/trajectories), skipping
+    the test when it is absent."""
+    import pytest
+
+    from brainbox.eval import sources
+
+    path = data_dir / "trajectories" / source
+    if not path.exists():
+        pytest.skip(f"{source} is absent")
+    return sources.load_source(path)[0]
 
 
 def git_repo(root: Path, files) -> Path:
