@@ -589,25 +589,35 @@ def index_files(conn, root: str, paths) -> Report:
     return report
 
 
-def put_texts(conn, root: str, texts: dict) -> int:
-    """Index the given texts as files of `root` (paths relative to it), chunked as `build`
-    chunks a file read from disk, with their full-text rows, and no code graph: nothing
-    is read from disk (the replay's index of what earlier tasks showed,
-    `brainbox.eval.seen`). A text replaces the file's earlier one. Returns the count."""
+def text_row(path: str, data: bytes) -> dict:
+    """The stored row of one file's bytes (`storage.codeindex.put_file`'s keywords):
+    chunked as `build` chunks a file read from disk, with its full-text terms and no code
+    graph. A pure function of (path, bytes), so a caller may keep it (`put_texts`)."""
+    language, chunker, chunks, _found = _chunk(path, data)
+    return {"sha256": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data),
+            "language": language, "chunker": chunker, "indexed_at": time.time(),
+            "chunks": chunks, "terms": chunk_terms(path, data, chunks)}
+
+
+def put_texts(conn, root: str, texts: dict, *, rows=None) -> int:
+    """Index the given texts as files of `root` (paths relative to it), each as
+    `text_row` makes it: nothing is read from disk (the replay's index of what earlier
+    tasks showed, `brainbox.eval.seen`). A text replaces the file's earlier one. `rows`
+    (path, bytes) -> row: the caller's memo of `text_row`, if any. Returns the count."""
     root = os.path.abspath(root)
-    rows = []
+    rows = {} if rows is None else rows
+    todo = []
     for path in sorted(texts):
         data = texts[path].encode("utf-8", "replace") if isinstance(texts[path], str) \
             else bytes(texts[path])
-        language, chunker, chunks, _found = _chunk(path, data)
-        rows.append((path, {"sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
-                            "size": len(data), "language": language, "chunker": chunker,
-                            "indexed_at": time.time(), "chunks": chunks,
-                            "terms": chunk_terms(path, data, chunks)}))
+        row = rows.get((path, data))
+        if row is None:
+            row = rows[(path, data)] = text_row(path, data)
+        todo.append((path, row))
     with atomic(conn):
-        for path, kw in rows:
+        for path, kw in todo:
             _sql.put_file(conn, root, path, **kw)
-    return len(rows)
+    return len(todo)
 
 
 def indexed_paths(conn, root: str) -> set[str]:

@@ -25,6 +25,13 @@ from __future__ import annotations
 
 from brainbox.state import FILE
 
+# (path, bytes) -> its chunked row (codeindex.text_row), kept across the series' replays in
+# this process: the views and ablations of a series index the same texts. Bounded: emptied
+# when it holds more than MEMO_BYTES of text.
+_ROWS: dict = {}
+_ROW_BYTES = [0]
+MEMO_BYTES = 64 << 20
+
 
 class SeenIndex:
     """What earlier tasks of one series showed of each file (module docstring)."""
@@ -64,8 +71,15 @@ class SeenIndex:
         by_root: dict[str, dict] = {}
         for root, path in self.dirty:
             by_root.setdefault(root, {})[path] = "\n".join(self.lines[(root, path)])
+        if _ROW_BYTES[0] > MEMO_BYTES:
+            _ROWS.clear()
+            _ROW_BYTES[0] = 0
+        n = len(_ROWS)
         for root, texts in sorted(by_root.items()):
-            codeindex.put_texts(self.conn, root, texts)
+            codeindex.put_texts(self.conn, root, texts, rows=_ROWS)
+            if len(_ROWS) > n:
+                _ROW_BYTES[0] += sum(len(t) for t in texts.values())
+                n = len(_ROWS)
         self.dirty.clear()
 
     def snippets(self, root: str, query: str, state) -> dict | None:

@@ -252,3 +252,19 @@ def test_ablations_measure_the_snippet_channel(tmp_path):
     assert "snippet" in data["settings"]["ablations"]
     assert "snippet" not in data["settings"]["ablations_skipped"]
     assert "snippet" in data["ablations"]["all"]
+
+
+def test_put_texts_indexes_text_with_no_file_on_disk(tmp_path):
+    from brainbox import codeindex, codesearch
+    from brainbox.store import connect
+
+    conn = connect(tmp_path / "x.db")
+    memo = {}
+    root = str(tmp_path / "nowhere")
+    assert codeindex.put_texts(conn, root, {"lib/gadget.py": BODY}, rows=memo) == 1
+    hits = codesearch.files(conn, root, "frobnicate_widget()")
+    assert [h.path for h in hits] == ["lib/gadget.py"]
+    assert hits[0].snippet.symbol == "frobnicate_widget" and hits[0].snippet.start_line == 1
+    (row,) = memo.values()
+    codeindex.put_texts(conn, root, {"lib/gadget.py": BODY}, rows=memo)  # the memo's row
+    assert list(memo.values()) == [row] and codeindex.totals(conn, root)["files"] == 1
