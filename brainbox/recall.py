@@ -103,7 +103,9 @@ DEFAULT_FUSION = "learned"
 # 0.371 / 0.418 / 0.422 (the index alone 0.406, BM25 over whole files 0.397); the LORO
 # choice 0.419, +0.022 [-0.036, +0.084] over BM25 over files. At 4, memory's channels
 # (files earlier tasks touched) outweighed the code that matches the description.
-# Unmeasured in a session: the dev replay has no code index.
+# On the development replay's history-only index (what earlier tasks showed,
+# brainbox.eval.seen; README "Replay"), repo view: P1-edit MRR +0.059 [+0.003, +0.121] with
+# the channel, P2 -0.029 [-0.045, -0.015] (in a session, weight 4): not re-tuned here.
 SNIPPET_PROMPT = 32.0
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
