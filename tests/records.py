@@ -11,7 +11,8 @@ from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
-           "hook_process", "old_database", "running_daemon", "stored_events"]
+           "hook_process", "old_database", "real_tasks", "running_daemon",
+           "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -38,6 +39,19 @@ def old_database(monkeypatch, path: Path, migrations: int) -> None:
     finally:
         old.close()
         monkeypatch.undo()
+
+
+def real_tasks(data_dir: Path, source: str) -> list:
+    """The tasks of the development source `source` (../shared/data/trajectories), skipping
+    the test when it is absent."""
+    import pytest
+
+    from brainbox.eval import sources
+
+    path = data_dir / "trajectories" / source
+    if not path.exists():
+        pytest.skip(f"{source} is absent")
+    return sources.load_source(path)[0]
 
 
 def git_repo(root: Path, files) -> Path:
