@@ -189,7 +189,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
 
     for ti, task in enumerate(tasks):
         t = perf()
-        events, skipped = normalized(task)
+        events, skipped = normalized(task, seen is not None)
         t_norm += perf() - t
         n_skipped += skipped
         t = perf()

@@ -274,3 +274,14 @@ def test_put_texts_indexes_text_with_no_file_on_disk(tmp_path):
     (row,) = memo.values()
     codeindex.put_texts(conn, root, {"lib/gadget.py": BODY}, rows=memo)  # the memo's row
     assert list(memo.values()) == [row] and codeindex.totals(conn, root)["files"] == 1
+
+
+def test_without_the_channel_the_replay_does_not_normalise_shown_text():
+    task = _tasks()[1]
+    assert any("shown" in raw for raw in task.events)
+    with_text, _ = normalized(task)
+    without, _ = normalized(task, shown=False)
+    assert any("shown" in ev for ev in with_text)
+    assert not any("shown" in ev for ev in without)
+    assert [{k: v for k, v in ev.items() if k != "shown"} for ev in with_text] == without
+    assert any("shown" in raw for raw in task.events)  # the task itself is left as it was
