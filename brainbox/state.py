@@ -47,6 +47,7 @@ from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
 from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
+from brainbox.procedures import Procedures
 from brainbox.text import path_tokens, tokens
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
@@ -153,6 +154,9 @@ class State(EdgeStore):
         # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
         # files, errors after edits, commands' failures and fixes, folded from the log
         self.advice = Advice()
+        # error-fix procedures and workflows (DESIGN §4.9, brainbox.procedures), mined
+        # from the fixes `advice` sees, with their outcomes, folded from the log
+        self.procedures = Procedures()
         # project identity (issue 17, brainbox.identity): the worktree that last touched
         # each file, when it is not the project's own root (file id -> worktree root), and
         # the old per-worktree keys merged into their repository (brainbox.projectmerge:
@@ -404,8 +408,12 @@ class State(EdgeStore):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
                     self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
                                              ev.get("exit_code"))
-                    self.advice.observe(ev["session"], project, ev["tool"], ev.get("action"),
-                                        files, ev.get("error_fp"), ev.get("exit_code"))
+                    fix = self.advice.observe(ev["session"], project, ev["tool"],
+                                              ev.get("action"), files, ev.get("error_fp"),
+                                              ev.get("exit_code"))
+                    self.procedures.observe(ev["session"], project, ev["tool"],
+                                            ev.get("action"), files, ev.get("error_fp"),
+                                            ev.get("exit_code"), fix)
                 ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
                 ev_tool.append(tool)
                 tch_ptr.append(len(tch_res))
@@ -613,6 +621,7 @@ class State(EdgeStore):
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
+            "procedures": self.procedures.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
             "aliases": sorted(self.aliases.items()),
         }
@@ -700,6 +709,7 @@ class State(EdgeStore):
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
+        s.procedures = Procedures.from_json(extra.get("procedures"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
         s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s
