@@ -11,7 +11,11 @@ is recorded after every answer, so "the end" is not a moment the log marks relia
 the same program and target) fails with a fingerprint, the project edits files, and the
 same command then passes (exit code 0 or none, no error). `Advice.observe` returns that
 fix; here it becomes (or renews) the procedure of its fingerprint: the command, the
-files edited in between, how many times it was seen.
+files edited in between, how many times it was seen. An error nothing identifies
+(`fingerprint.UNKNOWN_FINGERPRINT`, ``GENERIC_ERROR|unknown``) keys no procedure: it
+would be quoted after every unrecognised failure (on the shared Claude Code transcripts
+all 3 fixes mined before this rule were of it, two of them `git` and `mix` runs with no
+target, the failing and the passing run different subcommands).
 
 **Outcomes.** A live procedure is *shown* to a session when one of the session's tool
 events in its project fails with its fingerprint: the PostToolUse(Failure) hook quotes it
@@ -45,6 +49,8 @@ Standard library only.
 """
 
 from __future__ import annotations
+
+from brainbox.fingerprint import UNKNOWN_FINGERPRINT
 
 RETIRE_HARMFUL = 2
 MAX_PER_PROJECT = 64
@@ -90,7 +96,7 @@ class Procedures:
         elif action == "run":
             self._steps(session, project, [f"run {tool}"])
         self._outcomes(session, project, tool, action, files, error_fp, exit_code)
-        if fix is not None:
+        if fix is not None and fix[2] != UNKNOWN_FINGERPRINT:
             self._learn(project, *fix)
         if error_fp:
             proc = self.fixes.get(project, {}).get(error_fp)

@@ -264,3 +264,13 @@ def test_through_the_hooks_a_procedure_that_keeps_failing_stops_being_quoted(tmp
     with Memory.open() as mem:
         (p,) = error_fixes(mem, repo)
     assert p["retired"] and p["harmful"] == RETIRE_HARMFUL
+
+
+def test_an_error_nothing_identifies_keys_no_procedure(tmp_path):
+    repo = git_repo(tmp_path / "repo", FILES)
+    with Memory.open() as mem:
+        tool(mem, repo, "a", "Bash", T0, command="make", error="it broke", code=2)
+        tool(mem, repo, "a", "Edit", T0 + 1, files=["src/core.py"])
+        tool(mem, repo, "a", "Bash", T0 + 2, command="make", code=0)
+        assert error_fixes(mem, repo) == []
+        assert mem.state.advice.fixes  # advice still knows the command's fix
