@@ -19,7 +19,10 @@ target, the failing and the passing run different subcommands).
 
 **Outcomes.** A live procedure is *shown* to a session when one of the session's tool
 events in its project fails with its fingerprint: the PostToolUse(Failure) hook quotes it
-there (`Memory.procedure_for`), so the exposure is a function of the log. From then on,
+there (`Memory.procedure_for`), so the exposure is a function of the log. (A hook that
+answers nothing, with no daemon or with injection off, still counts it shown: what was
+printed is not in the log. Logging each quotation as an event would make it exact.)
+From then on,
 in that session:
 - an edit of one of the procedure's files marks it *followed*;
 - a passing run of the procedure's program (its tool key) counts it **helpful** and

@@ -274,3 +274,28 @@ def test_an_error_nothing_identifies_keys_no_procedure(tmp_path):
         tool(mem, repo, "a", "Bash", T0 + 2, command="make", code=0)
         assert error_fixes(mem, repo) == []
         assert mem.state.advice.fixes  # advice still knows the command's fix
+
+
+def test_codex_gets_the_quotation_on_its_post_tool_use_of_a_failed_command(tmp_path,
+                                                                         daemon_env):
+    repo = git_repo(tmp_path / "repo", FILES)
+    run_hooks(repo, "first", daemon_env, fail_again=False)
+    out = hook_process("PostToolUse", payload(
+        repo, "cx", "Bash", tool_input={"command": "pytest tests/test_core.py"},
+        tool_response={"exit_code": 1, "stderr": FAILURE}), daemon_env, agent="codex")
+    assert "`pytest tests/test_core.py` passed after edits of src/core.py" in context(
+        out, "PostToolUse")
+
+
+def test_without_a_daemon_a_failure_is_recorded_and_the_hook_is_silent(tmp_path,
+                                                                       brainbox_home):
+    repo = git_repo(tmp_path / "repo", FILES)
+    with Memory.open() as mem:
+        fix_session(mem, repo)
+        events = mem.count_events()
+    env = dict(os.environ, BRAINBOX_DAEMON="off")
+    assert run_hooks(repo, "later", env, fail_again=False) == ""
+    with Memory.open() as mem:
+        assert mem.count_events() == events + 3
+        (p,) = error_fixes(mem, repo)
+    assert p["helpful"] == 1  # shown or not, the outcome is the log's
