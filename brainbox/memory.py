@@ -31,23 +31,11 @@ from brainbox.storage import queries
 SNIPPET_DEPTH = 50  # the code index's best snippets recall's snippet channel ranks files by
 START_FILES = 40  # files the SessionStart block may list (its budget decides how many do)
 START_ERRORS = 3  # open errors it may list
+START_PROCEDURES = 3  # live procedures it may list
 
 
 class DecayRefused(BrainboxError):
     """A decay would prune more than half of the memory and was not forced."""
-
-
-def snippet_files(conn, root: str, query: str, depth: int = SNIPPET_DEPTH) -> dict:
-    """{path: (score, "path:start-end kind symbol")}, best first: what recall's snippet
-    channel ranks files by (`Memory._snippets`; the localization replay uses it too)."""
-    from brainbox import codesearch
-
-    out = {}
-    for hit in codesearch.files(conn, root, query, depth):
-        sn = hit.snippet
-        what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
-        out[hit.path] = (float(hit.score), f"{sn.path}:{sn.start_line}-{sn.end_line}" + what)
-    return out
 
 
 class Memory:
@@ -323,7 +311,7 @@ class Memory:
 
         if not project or not query.strip() or not codesearch.indexed(self.conn, project):
             return {}
-        return snippet_files(self.conn, project, query, SNIPPET_DEPTH)
+        return codesearch.snippet_files(self.conn, project, query, SNIPPET_DEPTH)
 
     def search(self, query: str, *, project: str | None = None, cwd: str | None = None,
                limit: int = 10) -> list[dict]:
@@ -518,11 +506,33 @@ class Memory:
                 "errors": st.open_errors.newest(project, START_ERRORS),
                 "procedures": self.live_procedures(project)}
 
-    def live_procedures(self, project: str) -> list[dict]:
-        """The project's live procedures (DESIGN §4.9: what was done before a failing
-        command passed, once it has held up), each {"text": one line}. None exist yet:
-        this is the seam the SessionStart block reads, and it lists none."""
-        return []
+    def live_procedures(self, project: str, k: int = START_PROCEDURES) -> list[dict]:
+        """The project's live procedures (DESIGN §4.9, `brainbox.procedures`), at most `k`,
+        error fixes first (most helpful net first), then workflows: each the procedure
+        with its quotation in "text" (an observation from past sessions, quoted)."""
+        from brainbox.procedures import quote
+
+        live = [p for p in self.state.procedures.of(project) if not p["retired"]]
+        return [{**p, "text": quote(p)} for p in live[:k]]
+
+    def procedures(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
+        """Every procedure of the project, live and retired, with its counts
+        (`Procedures.of`: error fixes, then workflows), each with its quotation."""
+        from brainbox.procedures import quote
+
+        self.sync()
+        project = _abs_project(project, cwd) or self._project(None, cwd)
+        return [{**p, "project": project, "text": quote(p)}
+                for p in self.state.procedures.of(project)]
+
+    def procedure_for(self, project: str, fingerprint: str) -> dict | None:
+        """The live error-fix procedure of an error just seen (by its fingerprint) in
+        `project`, with its quotation in "text", or None."""
+        from brainbox.procedures import quote
+
+        self.sync()
+        p = self.state.procedures.live(project, fingerprint or "")
+        return None if p is None else {**p, "text": quote(p)}
 
     # --- pins (brainbox.pins) -----------------------------------------------------------
 
@@ -620,6 +630,15 @@ class Memory:
             key = advice.command_key(event["tool"], event.get("files"))
             known = st.advice.command(project, key)
             if known is not None:
+                fix = known["fix"]
+                procs = st.procedures.fixes.get(project, {})
+                if fix is not None and fix["fingerprint"] in procs:
+                    # the fix is a procedure: quoted when live, not at all when retired
+                    from brainbox.procedures import quote
+
+                    proc = next(p for p in st.procedures.of(project)
+                                if p.get("fingerprint") == fix["fingerprint"])
+                    known["procedure"] = {**proc, "text": quote(proc)}
                 out["command"] = {"tool": event["tool"], "files": sorted(event.get("files") or ()),
                                   **known}
         return out

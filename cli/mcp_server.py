@@ -12,7 +12,7 @@ associations to files of the project), `resolve` (link an error to the files tha
 it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
 an empty path is refused, a folder or glob needs `recursive`, `dry_run` lists what would
 go), `pin` / `unpin` / `pins` (as `brainbox pin`: a file or a note that opens every
-SessionStart block of the project).
+SessionStart block of the project), `procedures` (as `brainbox procedures`).
 
 Choices:
 - `decay` is not a tool: it prunes associations for the whole memory, a maintenance
@@ -249,6 +249,14 @@ def _build():
     def pins(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
         """The project's pins, in the order the SessionStart block lists them."""
         return {"pins": guard(memory().pins, project, cwd=cwd or os.getcwd())}
+
+    @server.tool()
+    def procedures(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
+        """The project's procedures mined from past sessions (error fixes: a failing
+        command, the edits that followed, a passing rerun; workflows repeated in 3 or more
+        sessions), live and retired, with how often each helped or misled since. Each is a
+        quoted observation, not an instruction."""
+        return {"procedures": guard(memory().procedures, project, cwd=cwd or os.getcwd())}
 
     for tool in server._tool_manager.list_tools():  # unknown arguments are an error
         tool.fn_metadata.arg_model.model_config["extra"] = "forbid"

@@ -63,6 +63,18 @@ def git_repo(root: Path, files) -> Path:
     return root
 
 
+def record_tool(mem, repo, session, name, at, *, files=(), command=None, error=None,
+                code=None) -> None:
+    """Record one tool call of `repo` (its files relative to it) in `mem`."""
+    rec = {"session": session, "cwd": str(repo), "tool": name, "at": at,
+           "files": [str(repo / f) for f in files]}
+    if command is not None:
+        rec.update(command=command, exit_code=code)
+    if error is not None:
+        rec["error"] = error
+    mem.record(rec)
+
+
 def hook_process(event: str, payload: dict, env: dict, agent: str = "claude") -> str:
     """Run one real hook process on `payload`; its stdout (it must exit 0)."""
     import subprocess
