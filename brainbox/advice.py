@@ -74,7 +74,7 @@ class Advice:
         files = list(files or ())
         if action == "edit":
             if error_fp or not files:
-                return  # a failed edit changed nothing
+                return None  # a failed edit changed nothing
             counts = self.edited.setdefault(project, {})
             for f in files:
                 counts[f] = counts.get(f, 0) + 1
@@ -89,9 +89,9 @@ class Advice:
                 for f in files:
                     if f not in entry[2] and len(entry[2]) < MAX_FILES:
                         entry[2].append(f)
-            return
+            return None
         if action != "run":
-            return
+            return None
         pend = self.pending.pop(session, None)
         if pend is not None and pend[0] == project:
             after = self.after.setdefault(project, {})
@@ -107,7 +107,7 @@ class Advice:
             old = failing.get(key)
             entry = [error_fp, (old[1] if old else 0) + 1, old[2] if old else []]
             _bounded_put(failing, key, entry, MAX_FAILING)
-            return
+            return None
         entry = failing.pop(key, None)
         if not failing:
             del self.failing[project]
@@ -115,6 +115,8 @@ class Advice:
             fixes = self.fixes.setdefault(project, {})
             times = fixes.get(key, [None, None, 0])[2] + 1
             _bounded_put(fixes, key, [entry[0], list(entry[2]), times], MAX_FIXES)
+            return tool, sorted(set(files)), entry[0], list(entry[2])
+        return None
 
     # --- reading ------------------------------------------------------------------------
 

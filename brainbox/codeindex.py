@@ -3,7 +3,8 @@
 `build(conn, root)` lists the project's files, reads each, and stores its chunks in the
 brainbox database (`storage.codeindex`); `index_files(conn, root, paths)` does the same for
 named files only (what the daemon calls for files edits made stale: `brainbox.reindex`);
-`forget_files(conn, root, paths)` drops files for `forget`.
+`forget_files(conn, root, paths)` drops files for `forget`; `put_texts(conn, root, texts)`
+indexes given texts, no file read (the replay's history-only index).
 
 Files. In a git work tree: `git ls-files -z` run in `root` (tracked files; a tracked file
 deleted from the work tree is counted `vanished`). Elsewhere: a walk of `root` that skips
@@ -586,6 +587,37 @@ def index_files(conn, root: str, paths) -> Report:
     _index(conn, root, sorted(set(rel)), report, known=_sql.file_states(conn, root))
     _graph(conn, root, report)
     return report
+
+
+def text_row(path: str, data: bytes) -> dict:
+    """The stored row of one file's bytes (`storage.codeindex.put_file`'s keywords):
+    chunked as `build` chunks a file read from disk, with its full-text terms and no code
+    graph. A pure function of (path, bytes), so a caller may keep it (`put_texts`)."""
+    language, chunker, chunks, _found = _chunk(path, data)
+    return {"sha256": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data),
+            "language": language, "chunker": chunker, "indexed_at": time.time(),
+            "chunks": chunks, "terms": chunk_terms(path, data, chunks)}
+
+
+def put_texts(conn, root: str, texts: dict, *, rows=None) -> int:
+    """Index the given texts as files of `root` (paths relative to it), each as
+    `text_row` makes it: nothing is read from disk (the replay's index of what earlier
+    tasks showed, `brainbox.eval.seen`). A text replaces the file's earlier one. `rows`
+    (path, bytes) -> row: the caller's memo of `text_row`, if any. Returns the count."""
+    root = os.path.abspath(root)
+    rows = {} if rows is None else rows
+    todo = []
+    for path in sorted(texts):
+        data = texts[path].encode("utf-8", "replace") if isinstance(texts[path], str) \
+            else bytes(texts[path])
+        row = rows.get((path, data))
+        if row is None:
+            row = rows[(path, data)] = text_row(path, data)
+        todo.append((path, row))
+    with atomic(conn):
+        for path, kw in todo:
+            _sql.put_file(conn, root, path, **kw)
+    return len(todo)
 
 
 def indexed_paths(conn, root: str) -> set[str]:

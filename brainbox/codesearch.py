@@ -344,6 +344,17 @@ def _fuse_keys(rankings: dict[str, list], k: int = RRF_K) -> list[tuple]:
                   key=lambda r: (-r[1], r[0]))
 
 
+def snippet_files(conn, root: str, query: str, depth: int = DEPTH) -> dict:
+    """{path: (score, "path:start-end kind symbol")}, best first: what recall's snippet
+    channel ranks files by (`Memory._snippets`; the localization replay uses it too)."""
+    out = {}
+    for hit in files(conn, root, query, depth):
+        sn = hit.snippet
+        what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
+        out[hit.path] = (float(hit.score), f"{sn.path}:{sn.start_line}-{sn.end_line}" + what)
+    return out
+
+
 def indexed(conn, root: str) -> bool:
     """Whether the project at `root` has a code index (`brainbox index` ran on it)."""
     return _sql.has_files(conn, os.path.abspath(root))

@@ -126,6 +126,29 @@ class Board:
         return board
 
 
+def advice_without(found: dict, excluded, co_edits: int) -> dict:
+    """The PreToolUse advice (`Memory.advise`) with no word of an excluded file: no advice
+    on editing one, none in a co-edit list (at most `co_edits` kept), none in a command's
+    fix (no fix when none is left; no command advice when nothing is left to say)."""
+    if not excluded:
+        return found
+    edits = []
+    for e in found["edits"]:
+        co = [c for c in e["co_edits"] if c["path"] not in excluded][:co_edits]
+        if e["path"] not in excluded and (co or e["errors"]):
+            edits.append(dict(e, co_edits=co))
+    known = found["command"]
+    if known is not None and known.get("fix"):
+        fix = dict(known["fix"], files=[f for f in known["fix"].get("files") or ()
+                                        if f not in excluded])
+        known = dict(known, fix=fix if fix["files"] else None)
+        if not fix["files"]:  # the procedure quoted is that fix
+            known.pop("procedure", None)
+    if known is not None and not (known.get("fix") or known.get("failing")):
+        known = None
+    return dict(found, edits=edits, command=known)
+
+
 def wrong_key(project: str, path: str, injection) -> str:
     return f"{project}\0{path}\0{injection}"
 

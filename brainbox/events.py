@@ -2,7 +2,13 @@
 events stored in the log. Standard library only: this runs in every hook process.
 
 A raw record has `session`, `cwd`, and optionally `project`, `kind`, `tool`, `action`,
-`files`, `error`, `exit_code`, `at`, `prompt`, `command`, `args`, `meta`.
+`files`, `error`, `exit_code`, `at`, `prompt`, `command`, `args`, `meta`, `shown`.
+
+`shown` (the replay's loaders, issue 16): the text of files a tool result showed, as
+`{path: [first line, text, whole]}` (or `{path: text}`, the whole file from line 1):
+`first line` 1-based, `whole` True when the text is the entire file. Paths become
+project-relative like `files` (outside ones drop), the text is redacted and cut to
+MAX_SHOWN characters (then not whole). The key is in the event only when some text is.
 
 Choices:
 - The project is `project` when given (then also the root paths are relative to), else
@@ -58,6 +64,7 @@ MAX_PROMPT = 8000
 MAX_ERROR = 2000
 MAX_ARGS = 1000
 MAX_FILES = 100
+MAX_SHOWN = 1 << 20  # characters of one file's shown text (the code index's file limit)
 MAX_DEPTH = 32  # nesting of `meta` (a hook's is 2 deep)
 MAX_META_NODES = 2000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -350,7 +357,9 @@ def _normalize(raw: dict) -> dict:
             raise EventError("'meta' must be an object")
         meta = _clean_meta(meta)
 
-    return {
+    shown = _shown(raw.get("shown"), cwd, project) if raw.get("shown") else None
+
+    out = {
         "at": parse_time(raw.get("at")),
         "session": session,
         "project": project,
@@ -367,3 +376,30 @@ def _normalize(raw: dict) -> dict:
         "args": args,
         "meta": meta,
     }
+    if shown:
+        out["shown"] = shown
+    return out
+
+
+def _shown(value, cwd: str, project: str) -> dict:
+    """`shown` normalised (module docstring): {relative path: [first line, redacted text,
+    whole]}; entries of the wrong shape are dropped, a value that is not an object refused."""
+    if not isinstance(value, dict):
+        raise EventError("'shown' must map paths to the text shown")
+    out: dict[str, list] = {}
+    for path, view in list(value.items())[:MAX_FILES]:
+        if isinstance(view, str):
+            view = [1, view, False]
+        if not isinstance(view, (list, tuple)) or len(view) != 3:
+            continue
+        start, text, whole = view
+        if isinstance(start, bool) or not isinstance(start, int) or start < 1 \
+                or not isinstance(text, str):
+            continue
+        rel = relative_path(path if isinstance(path, str) else "", cwd, project)
+        clean = _text(text, MAX_SHOWN + 1)
+        if not rel or not clean:
+            continue
+        cut = len(clean) > MAX_SHOWN
+        out[rel] = [start, _redact(clean[:MAX_SHOWN]), bool(whole) and not cut]
+    return out

@@ -31,23 +31,11 @@ from brainbox.storage import queries
 SNIPPET_DEPTH = 50  # the code index's best snippets recall's snippet channel ranks files by
 START_FILES = 40  # files the SessionStart block may list (its budget decides how many do)
 START_ERRORS = 3  # open errors it may list
+START_PROCEDURES = 3  # live procedures it may list
 
 
 class DecayRefused(BrainboxError):
     """A decay would prune more than half of the memory and was not forced."""
-
-
-def snippet_files(conn, root: str, query: str, depth: int = SNIPPET_DEPTH) -> dict:
-    """{path: (score, "path:start-end kind symbol")}, best first: what recall's snippet
-    channel ranks files by (`Memory._snippets`; the localization replay uses it too)."""
-    from brainbox import codesearch
-
-    out = {}
-    for hit in codesearch.files(conn, root, query, depth):
-        sn = hit.snippet
-        what = f" {sn.kind} {sn.symbol}" if sn.symbol else f" {sn.kind}"
-        out[hit.path] = (float(hit.score), f"{sn.path}:{sn.start_line}-{sn.end_line}" + what)
-    return out
 
 
 class Memory:
@@ -323,7 +311,7 @@ class Memory:
 
         if not project or not query.strip() or not codesearch.indexed(self.conn, project):
             return {}
-        return snippet_files(self.conn, project, query, SNIPPET_DEPTH)
+        return codesearch.snippet_files(self.conn, project, query, SNIPPET_DEPTH)
 
     def search(self, query: str, *, project: str | None = None, cwd: str | None = None,
                limit: int = 10) -> list[dict]:
@@ -404,31 +392,22 @@ class Memory:
     # --- answers for the hooks, the daemon and MCP -------------------------------------
 
     def suggest(self, query: str, *, project: str, session: str | None = None,
-                limit: int = 5, worktree: str | None = None,
-                params: Params | None = None) -> list[dict]:
+                limit: int = 5, worktree: str | None = None, params=None) -> list[dict]:
         """The prompt hook's list: recall's best `limit` files that still exist under the
         asking worktree's root (`worktree`, else the project root; recall is asked for
         4 x `limit`), each with its rank among those kept, a few words of evidence
-        (`why`), the file it was reached from (`via`), its confidence and its channel
-        ranks (`channels`: why it was shown, kept in the injection log). A file excluded
-        by `feedback --never` is never listed. Files whose
-        shown confidence ties keep the asking worktree's first (`prefer_worktree`).
-        `params`: recall's (the `inject_fusion` setting: "fixed" computes the associative
-        channel, and so gives a `via`)."""
+        (`why`), the file it was reached from (`via`), its confidence and channel ranks
+        (`channels`); never a file `feedback --never` excludes. Files whose shown
+        confidence ties keep the asking worktree's first (`prefer_worktree`)."""
         root = worktree or project
         items = []
-        hits = self.recall(query, project=project, session=session, limit=limit * 4,
-                           params=params)
-        excluded = self.state.corrections.excluded(project)
+        hits = self.recall(query, project=project, session=session, limit=4 * limit, params=params)
         for r in self.prefer_worktree(hits, project, worktree):
-            if not _on_disk(root, r.path):
+            if not _on_disk(root, r.path) or r.path in self.state.corrections.excluded(project):
                 continue
             src = r.via_edge[0] if r.via_edge else None
-            if r.path in excluded:  # `brainbox feedback PATH --never`
-                continue
             item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
-                    "via": src, "confidence": round(r.confidence, 4),
-                    "channels": dict(r.channels)}
+                    "via": src, "confidence": round(r.confidence, 4), "channels": dict(r.channels)}
             if r.snippet:  # with a code index: its best snippet
                 item["snippet"] = r.snippet
             items.append(item)
@@ -529,11 +508,33 @@ class Memory:
                 "errors": st.open_errors.newest(project, START_ERRORS),
                 "procedures": self.live_procedures(project)}
 
-    def live_procedures(self, project: str) -> list[dict]:
-        """The project's live procedures (DESIGN §4.9: what was done before a failing
-        command passed, once it has held up), each {"text": one line}. None exist yet:
-        this is the seam the SessionStart block reads, and it lists none."""
-        return []
+    def live_procedures(self, project: str, k: int = START_PROCEDURES) -> list[dict]:
+        """The project's live procedures (DESIGN §4.9, `brainbox.procedures`), at most `k`,
+        error fixes first (most helpful net first), then workflows: each the procedure
+        with its quotation in "text" (an observation from past sessions, quoted)."""
+        from brainbox.procedures import quote
+
+        live = [p for p in self.state.procedures.of(project) if not p["retired"]]
+        return [{**p, "text": quote(p)} for p in live[:k]]
+
+    def procedures(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
+        """Every procedure of the project, live and retired, with its counts
+        (`Procedures.of`: error fixes, then workflows), each with its quotation."""
+        from brainbox.procedures import quote
+
+        self.sync()
+        project = user_project(project, cwd) or self._project(None, cwd)
+        return [{**p, "project": project, "text": quote(p)}
+                for p in self.state.procedures.of(project)]
+
+    def procedure_for(self, project: str, fingerprint: str) -> dict | None:
+        """The live error-fix procedure of an error just seen (by its fingerprint) in
+        `project`, with its quotation in "text", or None."""
+        from brainbox.procedures import quote
+
+        self.sync()
+        p = self.state.procedures.live(project, fingerprint or "")
+        return None if p is None else {**p, "text": quote(p)}
 
     # --- pins (brainbox.pins) -----------------------------------------------------------
 
@@ -613,7 +614,7 @@ class Memory:
         files (at most `files`) and the errors that followed edits of it (at most
         `errors`); for a run, the command's last fix and open failure. Lists are empty
         when nothing clears the floors; no clock or counter of the call is in it."""
-        from brainbox import advice
+        from brainbox import advice, corrections
 
         self.sync()
         st = self.state
@@ -621,11 +622,8 @@ class Memory:
         out = {"edits": [], "command": None}
         excluded = st.corrections.excluded(project)  # `feedback --never`: never named
         if event.get("action") == "edit" and not event.get("error_fp"):
-            paths = [p for p in dict.fromkeys(event.get("files") or ()) if p not in excluded]
-            for path in paths[:2]:
-                co = [(p, w) for p, w in advice.co_edits(st, project, path,
-                                                         k=files + len(excluded))
-                      if p not in excluded][:files]
+            for path in list(dict.fromkeys(event.get("files") or ()))[:2]:
+                co = advice.co_edits(st, project, path, k=files + len(excluded))
                 errs = st.advice.errors_after(project, path, k=errors)
                 if co or errs:
                     out["edits"].append({"path": path, "errors": errs,
@@ -634,14 +632,19 @@ class Memory:
         elif event.get("action") == "run" and event.get("tool"):
             key = advice.command_key(event["tool"], event.get("files"))
             known = st.advice.command(project, key)
-            if known is not None and excluded and known.get("fix"):
-                fix = dict(known["fix"], files=[f for f in known["fix"].get("files") or ()
-                                                if f not in excluded])
-                known = dict(known, fix=fix if fix["files"] else None)
-            if known is not None and (known.get("fix") or known.get("failing")):
+            if known is not None:
+                fix = known["fix"]
+                procs = st.procedures.fixes.get(project, {})
+                if fix is not None and fix["fingerprint"] in procs:
+                    # the fix is a procedure: quoted when live, not at all when retired
+                    from brainbox.procedures import quote
+
+                    proc = next(p for p in st.procedures.of(project)
+                                if p.get("fingerprint") == fix["fingerprint"])
+                    known["procedure"] = {**proc, "text": quote(proc)}
                 out["command"] = {"tool": event["tool"], "files": sorted(event.get("files") or ()),
                                   **known}
-        return out
+        return corrections.advice_without(out, excluded, files)
 
     def fix_files(self, fingerprint: str, project: str, k: int = 5) -> list[dict]:
         """The files of `project` an error (by its fingerprint) is most strongly linked

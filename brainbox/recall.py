@@ -106,6 +106,10 @@ DEFAULT_FUSION = "learned"
 # LORO choice is the same (64 in nine folds, 32 in sympy's): MRR@10 0.514 at 32, 0.510
 # at the LORO weights; +0.117 [+0.052, +0.192] over BM25 over files. Unmeasured in a
 # session: the dev replay has no code index.
+# On the development replay's history-only index (what earlier tasks showed,
+# brainbox.eval.seen; `brainbox replay --seen-snippets`), repo view: P1-edit MRR +0.059
+# [+0.003, +0.121] with the channel, P2 -0.029 [-0.045, -0.015] (in a session, weight 4);
+# all files P1-edit 0.693 -> 0.278: not re-tuned, so the replay leaves it off by default.
 SNIPPET_PROMPT = 32.0
 RECENCY_SESSION = 30.0
 PATH_WEIGHT = 2.0  # the lexical path bonus (kernels.channels, with the measurements)
@@ -346,7 +350,7 @@ def rank_args(index: Index, query: str, *, project: str | None = None,
     in_sess = bool(KP.in_session(window, in_proj))  # the recency switch and the context
     credit = s.credit.get(project) if project is not None else None
     lam, s_max = KP.weights(pl, in_sess, _NO_CREDIT if credit is None else credit)
-    snip_ids, snip_scores = _snippet_arrays(s, project, snippets)
+    snip_ids, snip_scores = snippet_arrays(s, project, snippets)
     if structure is not None:
         g = structure
         adj_off, adj_len, pool_dst, pool_e, ew, n_edges = (
@@ -407,7 +411,10 @@ def _ranked(args: RankArgs, structure=None) -> Ranking | None:
                    ctx, structure)
 
 
-def _snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
+def snippet_arrays(s: State, project, snippets) -> tuple[np.ndarray, np.ndarray]:
+    """The snippet channel's kernel input: the resource ids of those of `snippets` ({path:
+    score}) that are files of `project` memory knows, and their scores (the compiled
+    replay builds its per-task arrays with it too)."""
     if not snippets:
         return _NO_IDS, _NO_SCORES
     ids = [s.res_index[(FILE, project, path)] for path in snippets

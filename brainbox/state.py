@@ -7,7 +7,8 @@ fold of the whole log, because every update is sequential in event order and the
 keep their own per-session windows in the state.
 
 The association graph's arrays, the out-adjacency over them and the CSR matrices
-derived from them live in brainbox/graph.py (`EdgeStore`, which `State` extends).
+derived from them live in brainbox/graph.py (`EdgeStore`, which `State` extends), the
+decay by the rules below in brainbox/decay.py (`Decay`, which it extends too).
 
 Choices written down here:
 - An event touches its resources in the order tool, files, error (DESIGN §4.1 leaves the
@@ -43,14 +44,15 @@ from brainbox import kernels as K
 from brainbox.advice import Advice
 from brainbox.corrections import Board as Corrections
 from brainbox.corrections import wrong_key
+from brainbox.decay import Decay, DecayPlan
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.injection import ARMS as INJECT_ARMS
 from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
-from brainbox.kernels.hebbian import DECAY_ACT, DECAY_M, DECAY_W, PRUNE_BELOW
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
 from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
+from brainbox.procedures import Procedures
 from brainbox.text import path_tokens, tokens
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
@@ -58,8 +60,6 @@ __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", 
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
-DAY = 86400.0
-PROTECT_DAYS = 7.0  # a decay never prunes an association updated this recently
 
 
 _NO_WEIGHTS = np.zeros(0, np.float64)
@@ -81,17 +81,7 @@ class Encoded(NamedTuple):
     n_terms_after: np.ndarray  # int64[E] terms known after event i
 
 
-class DecayPlan(NamedTuple):
-    """What a decay does (`State.decay_plan`): new weights and which edges stay, per edge;
-    the factors for activation and reinforcement, per resource."""
-
-    w: np.ndarray  # float32[E] decayed weights
-    keep: np.ndarray  # bool[E]
-    act: np.ndarray  # float64[N] activation factor
-    m: np.ndarray  # float64[N] reinforcement factor
-
-
-class State(EdgeStore):
+class State(EdgeStore, Decay):
     def __init__(self):
         super().__init__()
         # resources
@@ -162,6 +152,9 @@ class State(EdgeStore):
         self.corrections = Corrections()
         # the injection policy's statistics (brainbox.injection), from feedback events
         self.policy = Policy()
+        # error-fix procedures and workflows (DESIGN §4.9, brainbox.procedures), mined
+        # from the fixes `advice` sees, with their outcomes, folded from the log
+        self.procedures = Procedures()
         # project identity (issue 17, brainbox.identity): the worktree that last touched
         # each file, when it is not the project's own root (file id -> worktree root), and
         # the old per-worktree keys merged into their repository (brainbox.projectmerge:
@@ -413,8 +406,12 @@ class State(EdgeStore):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
                     self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
                                              ev.get("exit_code"))
-                    self.advice.observe(ev["session"], project, ev["tool"], ev.get("action"),
-                                        files, ev.get("error_fp"), ev.get("exit_code"))
+                    fix = self.advice.observe(ev["session"], project, ev["tool"],
+                                              ev.get("action"), files, ev.get("error_fp"),
+                                              ev.get("exit_code"))
+                    self.procedures.observe(ev["session"], project, ev["tool"],
+                                            ev.get("action"), files, ev.get("error_fp"),
+                                            ev.get("exit_code"), fix)
                 ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
                 ev_tool.append(tool)
                 tch_ptr.append(len(tch_res))
@@ -532,44 +529,6 @@ class State(EdgeStore):
                 self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
                 self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
 
-    def decay_plan(self, at: float, floor: float | None = None) -> DecayPlan:
-        """What a decay to time `at` does, without doing it (DESIGN §4.2, the rule above).
-
-        Each association decays for the days since its last update or the previous decay,
-        whichever is later, and never from before `floor` (when the memory began); one
-        whose last update (or `floor`) lies within `PROTECT_DAYS` of `at` is kept whatever
-        its weight. Activation and reinforcement decay the same way from each resource's
-        last access."""
-        lo = -np.inf if floor is None else float(floor)
-        since = lo if self.last_decay is None else max(lo, float(self.last_decay))
-        ne, n = int(self.n_edges[0]), self.n_res
-        etime = self.etime[:ne]
-        e_days = np.maximum(at - np.maximum(etime, since), 0.0) / DAY
-        w = (self.ew[:ne].astype(np.float64) * DECAY_W**e_days).astype(np.float32)
-        touched = np.maximum(etime, lo) >= at - PROTECT_DAYS * DAY
-        keep = (w >= PRUNE_BELOW) | touched
-        n_days = np.maximum(at - np.maximum(self.last[:n], since), 0.0) / DAY
-        return DecayPlan(w, keep, DECAY_ACT**n_days, DECAY_M**n_days)
-
-    def decay_to(self, at: float, floor: float | None = None) -> None:
-        """Decay to time `at` (a logged maintenance event's time) by `decay_plan`."""
-        plan = self.decay_plan(at, floor)
-        self.last_decay = at if self.last_decay is None else max(self.last_decay, at)
-        n, ne = self.n_res, plan.w.shape[0]
-        self.act[:n] *= plan.act
-        self.m[:n] *= plan.m
-        self.ew[:ne] = plan.w
-        keep = np.zeros(self.ew.shape[0], np.bool_)
-        keep[:ne] = plan.keep
-        self._compact(keep)
-
-    def decay(self, days: float) -> None:
-        """`days` of decay for every resource and association alike (the kernel's rule)."""
-        ne = int(self.n_edges[0])
-        keep = np.zeros(self.ew.shape[0], np.bool_)
-        K.decay_state(self.act[: self.n_res], self.m[: self.n_res], self.ew, ne, days, keep)
-        self._compact(keep)
-
     def _compact(self, keep: np.ndarray) -> None:
         """Drop the edges not in `keep` and renumber what depends on edge indices."""
         ne = int(self.n_edges[0])
@@ -644,6 +603,7 @@ class State(EdgeStore):
             "advice": self.advice.to_json(),
             "corrections": self.corrections.to_json(),
             "policy": self.policy.to_json(),
+            "procedures": self.procedures.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
             "aliases": sorted(self.aliases.items()),
         }
@@ -733,6 +693,7 @@ class State(EdgeStore):
         s.advice = Advice.from_json(extra.get("advice"))
         s.corrections = Corrections.from_json(extra.get("corrections"))
         s.policy = Policy.from_json(extra.get("policy"))
+        s.procedures = Procedures.from_json(extra.get("procedures"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}
         s.aliases = {str(a): str(b) for a, b in extra.get("aliases", ())}
         return s

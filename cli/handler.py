@@ -3,7 +3,9 @@ so does the daemon for a handed-over event (`service.Service.op_hook`), with the
 on the guard in place of the socket; this module imports neither of them.
 
 - `PostToolUse` / `PostToolUseFailure`: map the payload (`hookmap.payload_to_records`),
-  normalise and append through `brainbox.recorder`.
+  normalise and append through `brainbox.recorder`. A failed call whose error has a live
+  procedure (DESIGN §4.9) is answered with its quotation (`service.op_procedure`) as
+  `hookSpecificOutput.additionalContext`, when a daemon answers; else nothing.
 - `UserPromptSubmit`: record the prompt (our injected block stripped by hookmap), then
   ask the daemon for a compact list (`path — why` lines plus `next tool: X`) and print it
   as `hookSpecificOutput.additionalContext`, or print nothing when nothing is relevant.
@@ -60,7 +62,7 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
     ev = events[0]
     kind = ev["kind"]
     if kind == "tool":
-        return None
+        return _on_failure(event, ev, guard) if ev.get("error_fp") else None
     if kind == "prompt":
         return _on_prompt(ev, last_id, guard)
     if kind == "session_start":
@@ -202,6 +204,22 @@ def _on_pre_tool(agent, payload, guard, at) -> str | None:
     if not result or not result.get("text"):
         return None
     return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                              "additionalContext": result["text"]}},
+                      ensure_ascii=False)
+
+
+def _on_failure(event, ev: dict, guard) -> str | None:
+    """A tool call that failed (recorded already): the quotation of the live procedure
+    of its error (`service.op_procedure`), as the hook's additionalContext, or None. As
+    for PreToolUse, only a daemon answers within a tool hook's budget."""
+    if not settings(guard)["inject"]:
+        return None
+    req = {"op": "procedure", "project": ev["project"], "fingerprint": ev["error_fp"],
+           "max_chars": hookconf.ADVICE_CHARS}
+    result = ask(req, guard)
+    if not result or not result.get("text"):
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event,
                                               "additionalContext": result["text"]}},
                       ensure_ascii=False)
 

@@ -12,9 +12,9 @@ associations to files of the project), `resolve` (link an error to the files tha
 it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
 an empty path is refused, a folder or glob needs `recursive`, `dry_run` lists what would
 go), `pin` / `unpin` / `pins` (as `brainbox pin`: a file or a note that opens every
-SessionStart block of the project), `log` (what was injected, when, why and what became
-of it; `excluded` lists the exclusions) and `feedback` (as `brainbox feedback`: useful,
-wrong, never, undo).
+SessionStart block of the project), `procedures` (as `brainbox procedures`), `log`
+(what was injected, when, why and what became of it; `excluded` lists the exclusions)
+and `feedback` (as `brainbox feedback`: useful, wrong, never, undo).
 
 Choices:
 - `decay` is not a tool: it prunes associations for the whole memory, a maintenance
@@ -290,6 +290,14 @@ def _build():
         return guard(correct, memory(), path, verdict, query=query, project=project,
                      cwd=cwd or os.getcwd(),
                      pending=peek_pending() if verdict == "wrong" else ())
+
+    @server.tool()
+    def procedures(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
+        """The project's procedures mined from past sessions (error fixes: a failing
+        command, the edits that followed, a passing rerun; workflows repeated in 3 or more
+        sessions), live and retired, with how often each helped or misled since. Each is a
+        quoted observation, not an instruction."""
+        return {"procedures": guard(memory().procedures, project, cwd=cwd or os.getcwd())}
 
     for tool in server._tool_manager.list_tools():  # unknown arguments are an error
         tool.fn_metadata.arg_model.model_config["extra"] = "forbid"

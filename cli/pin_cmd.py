@@ -2,6 +2,9 @@
 open every SessionStart block of their project, never decay, and live in the event log
 (`rebuild` keeps them). A file is project-relative, as every file resource is; a note's
 text is redacted before it is stored. Bad input is one line on stderr, exit 1.
+
+`brainbox procedures` lists what else that block may quote: the project's procedures
+mined from the log (`brainbox.procedures`), live and retired, with their counts.
 """
 
 from __future__ import annotations
@@ -15,8 +18,32 @@ def _what(p: dict) -> str:
     return p["value"] if p["kind"] == "file" else f"note: {p['value']}"
 
 
+def _procedure_line(p: dict) -> str:
+    state = "retired" if p["retired"] else "live"
+    if p["kind"] == "error_fix":
+        counts = f"seen {p['seen']}, helped {p['helpful']}, misled {p['harmful']}"
+    else:
+        counts = f"{p['sessions']} sessions"
+    return f"{state:<8} {p['kind']:<9} {counts}: {p['text']}"
+
+
+def _listing(memory, fetch, as_json: bool, empty: str, line) -> None:
+    """A listing command's output: `fetch(memory)`'s rows as JSON, or one `line(row)`
+    each (`empty` when there are none)."""
+    with memory as mem:
+        data = fetch(mem)
+
+    def human(rows):
+        if not rows:
+            click.echo(empty)
+        for row in rows:
+            click.echo(line(row))
+
+    emit(data, as_json, human)
+
+
 def register(cli, domain_errors, open_memory) -> None:
-    """Add the three commands to `cli`, with `app`'s error wrapper and memory opener
+    """Add the four commands to `cli`, with `app`'s error wrapper and memory opener
     (passed in: importing `app` from here would be a cycle)."""
     project_opt = click.option("--project", help="Project root (default: the repository of ., every worktree one project).")
     json_opt = click.option("--json", "as_json", is_flag=True, help="JSON output.")
@@ -76,13 +103,21 @@ def register(cli, domain_errors, open_memory) -> None:
         Example:
           brainbox pins --json
         """
-        with open_memory(ctx) as mem:
-            data = mem.pins(project)
+        _listing(open_memory(ctx), lambda mem: mem.pins(project), as_json, "no pins",
+                 lambda p: f"{p['id']:>6}  {_what(p)}")
 
-        def human(rows):
-            if not rows:
-                click.echo("no pins")
-            for p in rows:
-                click.echo(f"{p['id']:>6}  {_what(p)}")
+    @cli.command()
+    @project_opt
+    @json_opt
+    @click.pass_context
+    @domain_errors
+    def procedures(ctx, project, as_json):
+        """The project's procedures mined from past sessions (error fixes and workflows
+        repeated in 3+ sessions), live and retired, with how often each helped or misled.
 
-        emit(data, as_json, human)
+        \b
+        Example:
+          brainbox procedures --json
+        """
+        _listing(open_memory(ctx), lambda mem: mem.procedures(project), as_json,
+                 "no procedures", _procedure_line)

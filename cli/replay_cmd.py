@@ -145,6 +145,10 @@ def register(cli) -> None:
                        "project's gains learned online), fitted (as learned, prompt weights "
                        "from the prior's logistic fit), chosen (on the development set: the "
                        "associative channel at 0) or fixed (the paper's).")
+    @click.option("--seen-snippets", is_flag=True,
+                  help="Rank recall's snippet channel over a code index of what earlier "
+                       "tasks' tool results showed (Read results, cat / sed -n output). Off "
+                       "by default: not tuned, it lowers P2 and all-files P1-edit.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
@@ -152,7 +156,7 @@ def register(cli) -> None:
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
-               md_out, fig_out, files, ablations, fusion, no_progress, engine):
+               md_out, fig_out, files, ablations, fusion, seen_snippets, no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -190,6 +194,7 @@ def register(cli) -> None:
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
                          progress=not no_progress, engine=engine, files=files,
                          ablations=ablations, fusion=fusion, snapshots=snapshots,
+                         seen_snippets=seen_snippets,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             _fail(_cli_message(str(exc)))

@@ -231,6 +231,16 @@ class Service:
         text = format_advice(found, int(req.get("max_chars") or hookconf.ADVICE_CHARS))
         return {"text": text, **found}
 
+    def op_procedure(self, req):
+        """The quotation of the live procedure of an error just recorded (the
+        PostToolUse(Failure) hook: `req["project"]`, `req["fingerprint"]`), laid out by
+        `format_procedure`: {"text"}, "" when there is none."""
+        self.refresh()
+        found = self.memory().procedure_for(str(req.get("project") or ""),
+                                            str(req.get("fingerprint") or ""))
+        text = format_procedure(found, int(req.get("max_chars") or hookconf.ADVICE_CHARS))
+        return {"text": text, "procedure": found}
+
     def op_stop(self, req):
         self.stop_requested = True
         return {"stopping": True, "pid": os.getpid()}
@@ -439,6 +449,11 @@ def _advice_lines(found: dict) -> list[str]:
         if fail:
             lines.append(f"- {what} failed last with {_clean_line(fail['fingerprint'])} "
                          f"({int(fail['count'])}x, no passing run since)")
+        proc = cmd.get("procedure")
+        if proc:  # the fix as a procedure: its quotation, none when it was retired
+            fix = None
+            if not proc["retired"]:
+                lines.append(f"- {_clean_line(proc['text'])}")
         if fix:
             lines.append(f"- {what} failed before with {_clean_line(fix['fingerprint'])} and "
                          "passed after edits of "
@@ -454,3 +469,21 @@ def format_advice(found: dict, max_chars: int) -> str:
         if len(_wrap(ADVICE_HEADER, body + [line])) <= max_chars:
             body.append(line)
     return _wrap(ADVICE_HEADER, body) if body else ""
+
+
+PROCEDURE_HEADER = ("brainbox observed this error in a past session (a quoted observation, "
+                    "not an instruction):")
+
+
+def format_procedure(found: dict | None, max_chars: int) -> str:
+    """The block quoting one procedure after its error, within `max_chars` (its text cut
+    with "…" to fit), or "" when there is none or not even the header fits."""
+    if not found:
+        return ""
+    line = f"- {_clean_line(found['text'])}"
+    room = max_chars - len(_wrap(PROCEDURE_HEADER, [""]))
+    if room < 12:
+        return ""
+    if len(line) > room:
+        line = line[:room - 1] + "…"
+    return _wrap(PROCEDURE_HEADER, [line])

@@ -51,10 +51,11 @@ from brainbox.eval.replay import (
     prompt_event,
     task_start,
 )
+from brainbox.eval.seen import SeenIndex
 from brainbox.kernels.policy import CREDIT_DEPTH, N_CHANNELS
 from brainbox.kernels.replay import baselines as KB
 from brainbox.kernels.replay import loop as KR
-from brainbox.recall import DEFAULT_FUSION, MIN_SUPPORT, Params, plan
+from brainbox.recall import DEFAULT_FUSION, MIN_SUPPORT, Params, plan, snippet_arrays
 from brainbox.state import FILE, PROMPT, TOOL, TOOL_EVENT, State
 from brainbox.text import path_tokens, tokens
 
@@ -156,18 +157,21 @@ def engine_arrays(s: State, linked: np.ndarray) -> KR.Engine:
 
 def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
                        fusion: str = DEFAULT_FUSION, min_probability: float | None = None,
-                       prior: str | None = None, on_task=None, trace=None) -> dict:
+                       prior: str | None = None, on_task=None, trace=None,
+                       seen: bool = False) -> dict:
     """As :func:`brainbox.eval.replay.replay_series` (same arguments and result)."""
     if trace is not None:
         from brainbox.eval.replay import replay_series
 
         return replay_series(tasks, series=series, seed=seed, ablate=ablate, t0=t0,
                              fusion=fusion, min_probability=min_probability, prior=prior,
-                             trace=trace, on_task=on_task)
+                             trace=trace, on_task=on_task, seen=seen)
     params = Params(ablate=frozenset(ablate), fusion=fusion, prior=prior)
     if min_probability is not None:  # the relevance floor (None: recall's)
         params.min_probability = min_probability
-    pl = plan(params)  # recall's policy, no snippet index
+    pl = plan(params)  # recall's policy, no snippet index (also the openings')
+    pl_snip = plan(params, snippets=True)  # with the history-only snippet channel
+    seen = SeenIndex() if seen and "snippet" not in params.ablate else None
     state = State()
     state.learn = False  # the kernel ranks the openings and credits (brainbox.learning)
     credits, openings = {}, []
@@ -185,13 +189,15 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
 
     for ti, task in enumerate(tasks):
         t = perf()
-        events, skipped = normalized(task)
+        events, skipped = normalized(task, seen is not None)
         t_norm += perf() - t
         n_skipped += skipped
         t = perf()
         nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
                                                             n_methods)
         probes = rec["probes"]
+        snips = seen.snippets(root, desc, state) if seen is not None else None  # earlier tasks' text
+        snip_ids, snip_scores = snippet_arrays(state, root, snips)
         cb.begin_task(task.id, desc, len(events), nf, nt)
         p1_at = clock  # P1 is ranked in the kernel (replay_task's first call), as now
         pev = prompt_event(session, root, desc)
@@ -272,13 +278,15 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             np.asarray(bl_sess, np.int64), np.asarray(nf_before, np.int64),
             np.asarray(nt_before, np.int64), eng2file.a, eng2tool.a,
             path_ptr, path_terms, q_ids, files_arr,
-            in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), p1_gold,
+            in_proj, cb.random_top_all(False, nf), cb.random_top_all(True, nt), snip_ids,
+            snip_scores, p1_gold,
             np.full(1, 2, np.int64), p1_out, desc_terms, cal_out, cal_n, credit,
             np.zeros((OPEN_ROWS, 1 + N_CHANNELS), np.float64), np.zeros(1, np.int64),
             np.full(in_proj.shape[0], -1, np.int64), np.zeros(in_proj.shape[0], np.bool_),
             np.full(1, -1, np.int64))
-        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), pl,
-                        in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess, open_sess)
+        S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), pl_snip if snips else pl,
+                        in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess, open_sess,
+                        pl)
         cb.state = KB.reserve(cb.state, files=len(files) + 1, tools=len(tools) + 1,
                               sessions=len(cb.sessions) + 1, terms=len(cb.vocab) + 1,
                               tool_events=n_tool_events, file_touches=n_touch,
@@ -337,10 +345,14 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
         clock += 1.0  # the gap between tasks
         n_events += E
         records.append(rec)
+        if seen is not None:  # this task's views, for the tasks after it only
+            seen.add(events)
         t_other += perf() - t
         if on_task:
             on_task(E)
 
+    if seen is not None:
+        seen.close()
     timers = {"normalize": t_norm, "p1_and_prompt": t_p1, "encode": t_enc,
               "kernel": t_kernel, "bookkeeping": t_other,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}

@@ -175,9 +175,9 @@ def series(repo: str, tasks, snapshot: Path, golds: dict, *, depth: int = DEPTH,
     `gold` files per kind and each method's metrics (`rank[kind][method]`); with
     `snippet_weights`, also brainbox at each of those snippet weights (`by_weight`)."""
     from brainbox import codegraph, codeindex, recall
+    from brainbox.codesearch import snippet_files
     from brainbox.eval.baselines import Bm25
     from brainbox.eval.replay import fold_task, task_frame
-    from brainbox.memory import snippet_files
     from brainbox.recall import Index, Params, code_ranking, rank
     from brainbox.state import State
     from brainbox.store import connect

@@ -19,7 +19,10 @@ code path; SQLite only persists it), one :class:`brainbox.recall.Index`, a
    Rankings are filtered to ``U_t`` and cut to 10 files / 3 tools. To be exact after
    filtering, the engine is asked for ``10 + m`` files (``3 + m`` tools), where ``m``
    counts resources first seen in this task: at most ``m`` results can be filtered out.
-5. The task's new resources join the universe for later tasks.
+5. The task's new resources join the universe for later tasks, and the text its tool
+   results showed joins the history-only code index (:mod:`.seen`), which ranks the
+   description for recall's snippet channel from the next task on (P1 and P2 pass it as
+   ``snippets``; ``--ablate snippet`` builds none).
 
 **Clock.** Recorded timestamps are ignored (some sources have none, and gaps of days
 between tasks would let decay-sensitive channels see what the paper's protocol hides).
@@ -45,6 +48,7 @@ from brainbox.eval.baselines import Baselines
 from brainbox.eval.calibration import merge, outcomes
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry, count_probe, new_task_record
+from brainbox.eval.seen import SeenIndex
 from brainbox.events import EventError, normalize
 from brainbox.kernels.scoring import reciprocal_rank
 from brainbox.recall import (
@@ -61,7 +65,8 @@ from brainbox.state import State
 
 METHODS = ("brainbox",) + BASELINE_METHODS
 T0 = 1_700_000_000.0
-PARTS = ("normalize", "recall", "predict_tools", "fold", "baselines_rank", "baselines_update")
+PARTS = ("normalize", "recall", "predict_tools", "fold", "baselines_rank", "baselines_update",
+         "snippets")
 
 
 def prompt_event(session: str, root: str, text: str) -> dict:
@@ -97,10 +102,15 @@ def fold_task(state, events: list[dict], session: str, root: str, description: s
     return clock + 2.0
 
 
-def normalized(task) -> tuple[list[dict], int]:
-    """A task's events normalised, and how many were skipped as malformed."""
+def normalized(task, shown: bool = True) -> tuple[list[dict], int]:
+    """A task's events normalised, and how many were skipped as malformed. Without
+    `shown`, the text tool results showed (`shown`, which only the history-only snippet
+    channel reads: eval.seen) is left out before normalising: redacting it took about
+    1.5 s of the dev set's 2.5 s of normalisation, on every replay of a series."""
     out, skipped = [], 0
     for raw in task.events:
+        if not shown and "shown" in raw:
+            raw = {k: v for k, v in raw.items() if k != "shown"}
         try:
             out.append(normalize(raw))
         except EventError:
@@ -108,13 +118,14 @@ def normalized(task) -> tuple[list[dict], int]:
     return out, skipped
 
 
-def normalized_tasks(tasks):
+def normalized_tasks(tasks, shown: bool = True):
     """Each task with its events normalised, in order: ``(index, task, events, skipped,
-    seconds)``, ``seconds`` being what the normalisation took (the replay's timer)."""
+    seconds)``, ``seconds`` being what the normalisation took (the replay's timer);
+    `shown` as `normalized`."""
     perf = time.perf_counter
     for ti, task in enumerate(tasks):
         t = perf()
-        events, skipped = normalized(task)
+        events, skipped = normalized(task, shown)
         yield ti, task, events, skipped, perf() - t
 
 
@@ -189,7 +200,8 @@ def task_start(task, events: list[dict], files: Registry, tools: Registry, n_met
 
 def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: float = T0,
                   fusion: str = DEFAULT_FUSION, min_probability: float | None = None,
-                  prior: str | None = None, trace=None, on_task=None) -> dict:
+                  prior: str | None = None, trace=None, on_task=None,
+                  seen: bool = False) -> dict:
     """Replay ``tasks`` (loader :class:`Task` objects, in order) on a fresh memory.
 
     ``trace(kind, **info)``, when given, sees every frozen universe and every scored
@@ -214,12 +226,18 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
     records, n_events, n_skipped = [], 0, 0
     n_methods = len(METHODS)
     cal = []  # per task: the engine's predictions' (context, confidence, hit)
+    # the history-only snippet channel, when asked for (`--seen-snippets`, eval.seen)
+    seen = SeenIndex() if seen and "snippet" not in params.ablate else None
+    t_snip = 0.0
 
-    for ti, task, events, skipped, seconds in normalized_tasks(tasks):
+    for ti, task, events, skipped, seconds in normalized_tasks(tasks, seen is not None):
         t_norm += seconds
         n_skipped += skipped
         nf, nt, root, session, desc, rec, gold = task_start(task, events, files, tools,
                                                             n_methods)
+        t = perf()
+        snips = seen.snippets(root, desc, state) if seen is not None else None  # earlier tasks' text
+        t_snip += perf() - t
         probes = rec["probes"]
         p2, p3 = probes["P2"], probes["P3"]
         cal_rows, ev_fids = [], [[] for _ in events]  # calibration: predictions, touches
@@ -232,7 +250,7 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
             t = perf()
             mine = [(i, p) for i, p in _engine_files(
                 index, state, desc, fget, project=root, session=None, limit=K_FILES,
-                now=clock, params=params) if i < nf][:K_FILES]
+                now=clock, params=params, snippets=snips) if i < nf][:K_FILES]
             t1 = perf()
             bl = base.rank_files(nf, 0)
             t_brank += perf() - t1
@@ -290,8 +308,8 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
                         t = perf()
                         mine = [(i, p) for i, p in _engine_files(
                             index, state, desc, fget, project=proj, session=sess,
-                            limit=K_FILES + len(files) - nf, now=clock, params=params)
-                            if i < nf][:K_FILES]
+                            limit=K_FILES + len(files) - nf, now=clock, params=params,
+                            snippets=snips) if i < nf][:K_FILES]
                         t1 = perf()
                         bl = base.rank_files(nf, step + 1)
                         t_brank += perf() - t1
@@ -332,11 +350,17 @@ def replay_series(tasks, *, series: str = "", seed: int = 42, ablate=(), t0: flo
         clock += 1.0  # the gap between tasks
         n_events += len(events)
         records.append(rec)
+        if seen is not None:  # this task's views, for the tasks after it only
+            t = perf()
+            seen.add(events)
+            t_snip += perf() - t
         if on_task:
             on_task(len(events))
+    if seen is not None:
+        seen.close()
 
     timers = {"normalize": t_norm, "recall": t_recall, "predict_tools": t_pred, "fold": t_fold,
-              "baselines_rank": t_brank, "baselines_update": t_bupd,
+              "baselines_rank": t_brank, "baselines_update": t_bupd, "snippets": t_snip,
               "total": perf() - t_start, "cpu": time.process_time() - c_start}
     return {"series": series, "tasks": records, "events": n_events,
             "skipped_events": n_skipped, "timings": timers, "calibration": merge(cal),

@@ -50,6 +50,7 @@ from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.compiled import warmup as fast_warmup
 from brainbox.eval.metrics import K_FILES, K_TOOLS, PROBES, ablation, coverage, evaluate
 from brainbox.eval.replay import METHODS, PARTS, T0, replay_series, warmup
+from brainbox.eval.seen import has_shown
 
 SCHEMA = "brainbox.replay/2"  # 2: views (--files) and ablations (--ablations)
 
@@ -159,6 +160,16 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
         runs[view] = {}
         for channel in variants:
             key = channel or "full"
+            if channel == "snippet" and not synthetic and "full" in runs[view] and \
+                    not has_shown(make()):
+                # no task showed a file's text: the channel never ranks, the records are
+                # the full model's (eval.seen)
+                runs[view][key] = runs[view]["full"]
+                replayed["reused"] += 1
+                replayed["tasks"] += len(runs[view][key])
+                if queue is not None:
+                    queue.put((len(runs[view][key]), 0))
+                continue
             if view != "all" and same and "all" in runs:
                 runs[view][key] = runs["all"][key]
                 if channel is None:
@@ -174,7 +185,8 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
                                            "ablate": ablate, "t0": T0, "on_task": on_task,
                                            "fusion": settings["fusion"],
                                            "min_probability": settings.get("min_probability"),
-                                           "prior": payload["repo"]})
+                                           "prior": payload["repo"],
+                                           "seen": bool(settings.get("seen_snippets"))})
             runs[view][key] = out["tasks"]
             if channel is None:
                 cal[view] = out["calibration"]
@@ -349,7 +361,8 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
         progress: bool = True, engine: str = "compiled", files: str = "both",
         ablations: bool = False, fusion: str | None = None, min_probability: float | None = None,
-        calibration_rows: bool = False, snapshots=None, log=None) -> dict:
+        calibration_rows: bool = False, snapshots=None, seen_snippets: bool = False,
+        log=None) -> dict:
     """The whole replay; returns the result document (see :mod:`brainbox.eval.report`).
 
     ``files``: the views replayed (``all``, ``repo`` or ``both``, :mod:`brainbox.eval.views`);
@@ -387,8 +400,9 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
                             f"{', '.join(V.FILES)}")
     if fusion not in FUSION:
         raise BrainboxError(f"unknown fusion {fusion!r}; expected one of {', '.join(FUSION)}")
-    channels, skipped = (ablation_channels(CHANNELS, ablate, fusion) if ablations
-                         else ([], {}))
+    channels, skipped = (ablation_channels(CHANNELS, ablate, fusion,
+                                           shown=bool(sources) and seen_snippets)
+                         if ablations else ([], {}))
     settings = {
         "seed": seed, "bootstrap": bootstrap, "split": split, "repos": repos,
         "max_tasks_per_repo": max_tasks_per_repo, "format": fmt, "ablate": sorted(ablate),
@@ -399,6 +413,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         "files": files, "views": list(V.FILES[files]),
         "ablations": channels, "ablations_skipped": skipped,
         "snapshots": None if snapshots is None else str(snapshots),
+        "seen_snippets": bool(seen_snippets),
     }
     views = V.FILES[files]
     runs_per_series = len(views) * (1 + len(channels))
@@ -552,18 +567,22 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     }
 
 
-def ablation_channels(channels, ablate, fusion: str) -> tuple[list[str], dict[str, str]]:
+def ablation_channels(channels, ablate, fusion: str,
+                      shown: bool = True) -> tuple[list[str], dict[str, str]]:
     """The channels ``--ablations`` removes one at a time (in ``channels``' order), and
-    those it skips with the reason: ``snippet`` (the replay gives recall no code index, so
-    that channel never ranks there), the channels ``--ablate`` already removed from the
-    full model, and those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
+    those it skips with the reason: ``snippet`` when no source can show file text (only
+    the synthetic workload: the channel ranks over what earlier tasks' results showed,
+    :mod:`brainbox.eval.seen`; a series of a real source that showed none reuses the full
+    model's records), the channels ``--ablate`` already removed from the full model, and
+    those the fusion gives weight 0 (not computed: ``brainbox.recall``)."""
     from brainbox.recall import CHANNELS, Params, plan
 
-    used = plan(Params(fusion=fusion)).use
+    used = plan(Params(fusion=fusion), snippets=True).use
     skip = {}
     for c in channels:
-        if c == "snippet":
-            skip[c] = "the replay has no code index: the channel never ranks there"
+        if c == "snippet" and not shown:
+            skip[c] = ("no history-only index (--seen-snippets; the synthetic workload "
+                       "shows no file text): the channel never ranks")
         elif c in ablate:
             skip[c] = "removed from the full model (--ablate)"
         elif not used[CHANNELS.index(c)]:

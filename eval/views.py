@@ -29,6 +29,7 @@ files it wrote itself.
 
 **The view** is a transformation of the tasks before the replay (:func:`repo_view`, a
 pure, deterministic function): each agent file is removed from every event's ``files``
+(and ``shown``, the text a result showed of it: issue 16's history-only snippet channel)
 and from ``gold_read`` / ``gold_edit`` of every task of the series (``created`` is kept
 as the loader gave it). Before the task that creates it, an agent file can appear only
 in failed steps (a successful touch there would have been its first touch, as an
@@ -95,12 +96,17 @@ def repo_view(tasks) -> list:
     for task in tasks:
         events, changed = [], False
         for ev in task.events:
-            files = ev.get("files")
+            files, shown = ev.get("files"), ev.get("shown")
+            root = ev.get("project") or task.project
             if files:
-                root = ev.get("project") or task.project
                 keep = [f for f in files if _relative(f, ev.get("cwd"), root) not in agent]
                 if len(keep) != len(files):
                     ev, changed = {**ev, "files": keep}, True
+            if shown:
+                kept = {f: v for f, v in shown.items()
+                        if _relative(f, ev.get("cwd"), root) not in agent}
+                if len(kept) != len(shown):
+                    ev, changed = {**ev, "shown": kept or None}, True
             events.append(ev)
         read, edit = task.gold_read - agent, task.gold_edit - agent
         if changed or read != task.gold_read or edit != task.gold_edit:

@@ -11,7 +11,8 @@ from brainbox.cli import hookmap
 from brainbox.events import ACTIONS
 
 __all__ = ["ACTIONS", "RECORD_KEYS", "check_record", "fixture_payloads", "git_repo",
-           "hook_process", "old_database", "running_daemon", "stored_events"]
+           "hook_process", "old_database", "real_tasks", "running_daemon",
+           "stored_events"]
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
@@ -40,6 +41,19 @@ def old_database(monkeypatch, path: Path, migrations: int) -> None:
         monkeypatch.undo()
 
 
+def real_tasks(data_dir: Path, source: str) -> list:
+    """The tasks of the development source `source` (../shared/data/trajectories), skipping
+    the test when it is absent."""
+    import pytest
+
+    from brainbox.eval import sources
+
+    path = data_dir / "trajectories" / source
+    if not path.exists():
+        pytest.skip(f"{source} is absent")
+    return sources.load_source(path)[0]
+
+
 def git_repo(root: Path, files) -> Path:
     """A folder with `.git` (a project root) and each of `files` holding one line."""
     (root / ".git").mkdir(parents=True)
@@ -47,6 +61,18 @@ def git_repo(root: Path, files) -> Path:
         (root / f).parent.mkdir(parents=True, exist_ok=True)
         (root / f).write_text("x = 1\n")
     return root
+
+
+def record_tool(mem, repo, session, name, at, *, files=(), command=None, error=None,
+                code=None) -> None:
+    """Record one tool call of `repo` (its files relative to it) in `mem`."""
+    rec = {"session": session, "cwd": str(repo), "tool": name, "at": at,
+           "files": [str(repo / f) for f in files]}
+    if command is not None:
+        rec.update(command=command, exit_code=code)
+    if error is not None:
+        rec["error"] = error
+    mem.record(rec)
 
 
 def hook_process(event: str, payload: dict, env: dict, agent: str = "claude") -> str:

@@ -11,20 +11,11 @@ import pytest
 
 from brainbox.cli.service import format_advice
 from brainbox.memory import Memory
-from tests.records import git_repo, hook_process, running_daemon
+from tests.records import git_repo, hook_process, record_tool, running_daemon
 
 FILES = ("src/core.py", "src/helpers.py", "src/other.py", "tests/test_core.py", "run.py")
 FAILURE = "Traceback (most recent call last):\nKeyError: 'user'"
-
-
-def tool(mem, repo, session, name, at, *, files=(), command=None, error=None, code=None):
-    rec = {"session": session, "cwd": str(repo), "tool": name, "at": at,
-           "files": [str(repo / f) for f in files]}
-    if command is not None:
-        rec.update(command=command, exit_code=code)
-    if error is not None:
-        rec["error"] = error
-    mem.record(rec)
+tool = record_tool
 
 
 def seed(mem, repo, t0=1_700_000_000.0):

@@ -28,7 +28,7 @@ from tests.records import ACTIONS, RECORD_KEYS
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRAJ = DATA / "trajectories"
-EVENT_KEYS = RECORD_KEYS | {"project"}
+EVENT_KEYS = RECORD_KEYS | {"project", "shown"}  # shown: the text a result showed
 
 
 def real(name: str) -> Path:

@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget",
-         "search", "pin", "unpin", "pins", "log", "feedback"}
+         "search", "pin", "unpin", "pins", "procedures", "log", "feedback"}
 
 
 def run_session(script, errlog=None):

@@ -10,6 +10,7 @@ from brainbox.eval import sources as S
 from brainbox.eval.compiled import MultiProject, replay_series_fast
 from brainbox.eval.replay import replay_series
 from brainbox.events import normalize
+from tests.records import real_tasks
 
 
 def same_records(tasks, **kw):
@@ -57,10 +58,7 @@ SOURCES = ["claude-code-swebench-lite", "mini-swe-agent-gemini3-verified",
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_real_series_give_identical_records(data_dir, source):
-    path = data_dir / "trajectories" / source
-    if not path.exists():
-        pytest.skip(f"{source} is absent")
-    tasks, _ = S.load_source(path)
+    tasks = real_tasks(data_dir, source)
     by_repo = defaultdict(list)
     for t in tasks:
         by_repo[t.repo].append(t)

@@ -4,7 +4,8 @@ A loader reads one agent's trajectory format and yields :class:`Task` objects: t
 (SWE-bench-style id, repository, PR number, issue text) and its steps as *raw record dicts*,
 the schema ``brainbox record --jsonl`` accepts (``session``, ``cwd``, ``project``, ``tool``,
 ``files``, ``error``, ``exit_code``, ``at``, ``prompt``, ``command``, ``args``, ``kind``,
-``action``); ``brainbox.events.normalize()`` turns them into stored events. Every event
+``action``, and ``shown``: the text of files the step's result showed, see
+:mod:`.shown`); ``brainbox.events.normalize()`` turns them into stored events. Every event
 carries every key (``None`` when unknown), so consumers need no ``.get``.
 
 Paths. Each loader maps the agent's paths into one in-container project root (``/testbed``,
@@ -66,6 +67,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from brainbox import shell as _shell
+from brainbox.eval.loaders.shown import shell_views
 
 __all__ = [
     "Task",
@@ -296,9 +298,21 @@ class TaskBuilder:
             "args": clip(args, MAX_ARGS) if args else None,
             "kind": "tool",
             "action": action,
+            "shown": None,
         }
         self.events.append(ev)
         return ev
+
+    def show(self, ev: dict, path, start: int, text, whole: bool = False,
+             cwd: str | None = None) -> None:
+        """Record on ``ev`` (a step that succeeded) the ``text`` its result showed of
+        ``path`` from line ``start`` (:mod:`.shown`); a path outside the project, or no
+        text, records nothing."""
+        if ev.get("error") or not isinstance(text, str) or not text.strip():
+            return
+        ap = self.absolute(path, self.map_cwd(cwd)) if isinstance(path, str) else None
+        if ap is not None:
+            ev["shown"] = {**(ev.get("shown") or {}), ap: [int(start), text, bool(whole)]}
 
     def note_file(self, path: str, text, cwd: str | None = None) -> None:
         """Remember the text the agent wrote into ``path`` (a Write/create of a script), so
@@ -317,10 +331,14 @@ class TaskBuilder:
         exit_code: int | None = None,
         path_map=None,
         shown: str | None = None,
+        output: str | None = None,
     ) -> dict:
         """Record one shell step through :func:`brainbox.shell.describe`. ``path_map``
         rewrites each resolved path (the Claude Code loader collapses nested checkouts);
-        ``shown`` is the command text to record when it differs from the parsed one.
+        ``shown`` is the command text to record when it differs from the parsed one;
+        ``output``, the step's output when the format has it: a plain view of a file
+        (``cat``, ``sed -n``, ``nl``, ...: :func:`.shown.shell_views`) is recorded on the
+        event (:meth:`show`) when the step succeeded.
         Scripts written by heredoc are remembered; running a remembered Python script adds
         the files it opens (agents often patch files that way). A test-runner argument
         that is not plainly a file is one only if that path was touched earlier in the task
@@ -343,7 +361,7 @@ class TaskBuilder:
         action = d["action"]
         if action != "edit" and any(a in ("edit", "create") for _, a in files):
             action = "edit"
-        return self.tool(
+        ev = self.tool(
             d["tool"],
             files=files,
             action=action,
@@ -354,6 +372,10 @@ class TaskBuilder:
             command=shown if shown is not None else command,
             args=d["terms"],
         )
+        if output and exit_code in (0, None) and not error:
+            for path, start, text, whole in shell_views(command, output, cwd):
+                self.show(ev, pm(path), start, text, whole)
+        return ev
 
     def _was_touched(self, path: str, cwd: str) -> bool:
         ap = self.absolute(path, cwd)
@@ -374,6 +396,7 @@ class TaskBuilder:
             "args": None,
             "kind": "prompt",
             "action": None,
+            "shown": None,
         }
         self.events.append(ev)
         return ev

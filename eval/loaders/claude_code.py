@@ -43,6 +43,7 @@ from pathlib import Path
 
 from brainbox import shell, transcript
 from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, to_unix, warn_skip
+from brainbox.eval.loaders.shown import ARROW, numbered
 
 __all__ = ["is_transcript", "iter_transcript", "load", "load_session"]
 
@@ -246,6 +247,28 @@ def _exit_code(item: dict) -> int | None:
     return 0
 
 
+def _stdout(item: dict) -> str | None:
+    """A Bash step's standard output (its structured result's ``stdout``), else None."""
+    resp = item.get("tool_response")
+    out = resp.get("stdout") if isinstance(resp, dict) else None
+    return _debase(out) if isinstance(out, str) else None
+
+
+def _read_view(item: dict) -> tuple[int, str, bool] | None:
+    """(first line, text, whole) a Read result showed (:mod:`.shown`): the structured
+    result's ``file`` (``content``, ``startLine``, ``numLines``, ``totalLines``) when
+    present, else the result text with its ``     1→`` line numbers stripped."""
+    resp = item.get("tool_response")
+    f = resp.get("file") if isinstance(resp, dict) else None
+    if isinstance(f, dict) and isinstance(f.get("content"), str):
+        start = f.get("startLine") if isinstance(f.get("startLine"), int) else 1
+        lines, total = f.get("numLines"), f.get("totalLines")
+        whole = start == 1 and isinstance(total, int) and lines == total
+        return max(start, 1), f["content"], whole
+    got = numbered(item.get("result_text") or "", ARROW)
+    return None if got is None else (got[0], got[1], False)
+
+
 def _add_tool(b: TaskBuilder, item: dict) -> None:
     name = item["tool_name"] or "unknown"
     inp = item["tool_input"] or {}
@@ -266,6 +289,7 @@ def _add_tool(b: TaskBuilder, item: dict) -> None:
             exit_code=_exit_code(item),
             path_map=_collapse,
             shown=command,
+            output=_stdout(item),
         )
         return
     if name in _FILE_TOOLS:
@@ -278,7 +302,12 @@ def _add_tool(b: TaskBuilder, item: dict) -> None:
             content = inp.get("content")
             b.note_file(p, _debase(content) if isinstance(content, str) else None)
         action = "edit" if _FILE_TOOLS[name] == "create" else _FILE_TOOLS[name]
-        b.tool(name, files=files, action=action, cwd=cwd, at=at, error=error, file_tool=True)
+        ev = b.tool(name, files=files, action=action, cwd=cwd, at=at, error=error,
+                    file_tool=True)
+        if p and name == "Read" and not error:
+            view = _read_view(item)
+            if view is not None:
+                b.show(ev, p, *view)
         return
     if name in _SEARCH_TOOLS:
         p = _container_path(inp.get("path"), cwd) if inp.get("path") else None

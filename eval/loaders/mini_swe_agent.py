@@ -17,6 +17,8 @@ observation, ``<returncode>N</returncode><output>...</output>`` (or ``<output_he
 - ``cd`` is not persistent between steps (each command runs in a fresh subshell in
   ``/testbed``); a ``cd x && ...`` inside one command is followed.
 - The task description is the text inside ``<pr_description>`` of ``messages[1]``.
+- A step whose whole output (``<output>``) is a view of a file (``nl -ba f | sed -n
+  '1,80p'``, ``cat f``: :mod:`.shown`) records that text on the event (``shown``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 _BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 _RC = re.compile(r"<returncode>(-?\d+)</returncode>")
 _OUT = re.compile(r"<output(?:_head|_tail)?>\n?(.*?)</output(?:_head|_tail)?>", re.DOTALL)
+_FULL = re.compile(r"<output>\n?(.*)</output>", re.DOTALL)  # not cut (no _head/_tail)
 _PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.DOTALL)
 
 
@@ -69,6 +72,14 @@ def _observation(text: str) -> tuple[int | None, str | None, bool]:
     outs = _OUT.findall(text)
     body = "\n".join(o.strip("\n") for o in outs).strip()
     return rc, (body or None), True
+
+
+def _full_output(text: str) -> str | None:
+    """The whole output of an observation (``<output>``; a long one, cut into
+    ``<output_head>``/``<output_tail>``, shows no file whole: None), for the text of the
+    file a view showed (:mod:`.shown`)."""
+    m = _FULL.search(text) if "<output>" in text else None
+    return m.group(1) if m else None
 
 
 def load_file(path) -> Task | None:
@@ -114,6 +125,7 @@ def load_file(path) -> Task | None:
             error=error,
             exit_code=rc,
             at=float(created) if isinstance(created, (int, float)) else None,
+            output=_full_output(obs),
         )
     info = data.get("info") or {}
     meta = {

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from brainbox import shell
 from brainbox.eval.loaders.base import Task, TaskBuilder, parse_task_id, read_json, warn_skip
+from brainbox.eval.loaders.shown import numbered
 
 __all__ = ["load", "load_completions", "load_nebius", "task_from_messages"]
 
@@ -68,6 +69,8 @@ _EXIT = re.compile(
 _CWD = re.compile(
     r"\[Current working directory: ([^\]\n]+)\]|^\S+@[\w.-]+:(/\S*) [#$] ?$", re.MULTILINE
 )
+_CAT_N = re.compile(r"^(?:.*? )?Here's the result of running `cat -n` on (?:a snippet of )?"
+                    r"(/\S+?):\n")
 _META_LINE = re.compile(
     r"^\s*(\[(Command finished|The command|Current working directory|"
     r"Python [Ii]nterpreter)[^\n]*\]|\S+@[\w.-]+:/\S* [#$] ?)\s*$",
@@ -125,6 +128,21 @@ def _bash_result(output: str | None) -> tuple[int | None, str | None]:
     return rc, None
 
 
+def _shell_output(command: str, result: str | None) -> str | None:
+    """A shell step's output without the echoed command (its first line) and the
+    harness's trailing lines (interpreter, prompt, exit code), ``\r\n`` as ``\n``; for
+    the text of a file a view showed (:mod:`.shown`). None when there is none."""
+    if not result:
+        return None
+    lines = result.replace("\r\n", "\n").split("\n")
+    if lines and lines[0].strip() == command.strip():
+        lines = lines[1:]
+    while lines and (not lines[-1].strip() or _META_LINE.fullmatch(lines[-1])
+                     or lines[-1].startswith("[Python ") or lines[-1].endswith("/python]")):
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def _reported_cwd(output: str | None) -> str | None:
     if not output:
         return None
@@ -140,7 +158,8 @@ def _add_call(b: TaskBuilder, name: str, args: dict, result: str | None, cwd: st
         command = args.get("command")
         command = command if isinstance(command, str) else ""
         rc, err = _bash_result(result)
-        b.shell(command, cwd=cwd, at=at, error=err, exit_code=rc)
+        b.shell(command, cwd=cwd, at=at, error=err, exit_code=rc,
+                output=_shell_output(command, result))
         return b.map_cwd(_reported_cwd(result) or shell.cwd_after(command, cwd) or cwd)
     if name in ("str_replace_editor", "file_editor", "edit_file"):
         sub = str(args.get("command") or ("edit" if name == "edit_file" else "view"))
@@ -156,7 +175,14 @@ def _add_call(b: TaskBuilder, name: str, args: dict, result: str | None, cwd: st
         files = [(path, fact)] if isinstance(path, str) and path and not is_dir else []
         if sub == "create" and files and not err:
             b.note_file(path, args.get("file_text"), cwd)
-        b.tool(f"{name}:{sub}", files=files, action=act, cwd=cwd, at=at, error=err, file_tool=True)
+        ev = b.tool(f"{name}:{sub}", files=files, action=act, cwd=cwd, at=at, error=err,
+                    file_tool=True)
+        m = _CAT_N.match(text) if files and not err else None
+        got = numbered(text[m.end():]) if m else None
+        if got is not None:  # the file's lines the result showed (.shown)
+            whole = sub == "view" and not args.get("view_range") and got[0] == 1 and \
+                "<response clipped>" not in text
+            b.show(ev, m.group(1), got[0], got[1], whole, cwd)
         return cwd
     action = "plan" if name in _PLAN else "other"
     b.tool(name, action=action, cwd=cwd, at=at)

@@ -32,7 +32,9 @@ or directory", ``error:``, ``Exception``/``Error`` at line start, ``BUILD FAILUR
 traceback (searched in the first and last 20 lines only, so a ``cat`` of source code that
 mentions ``Error`` is not an error).
 
-The task description is the issue text of the first non-demo ``user`` message of
+``shown`` (:mod:`.shown`): the file window a step's observation shows (``[File: P (N lines
+total)]`` and numbered lines), and the output of a shell step that views one file (``cat
+F``). The task description is the issue text of the first non-demo ``user`` message of
 ``history`` (between ``ISSUE:`` and ``INSTRUCTIONS:``); the ``is_demo`` message before it
 is a worked example on another repository and is ignored.
 """
@@ -53,6 +55,7 @@ from brainbox.eval.loaders.base import (
     task_sort_key,
     warn_skip,
 )
+from brainbox.eval.loaders.shown import window_view
 
 __all__ = ["load", "load_file"]
 
@@ -105,6 +108,15 @@ def _state(step: dict) -> dict:
 
 
 def _step(b: TaskBuilder, step: dict) -> None:
+    n = len(b.events)
+    _add_step(b, step)
+    obs = step.get("observation")
+    view = window_view(obs) if len(b.events) > n and isinstance(obs, str) else None
+    if view is not None:  # the file window the step showed (.shown)
+        b.show(b.events[-1], view[0], *view[1:])
+
+
+def _add_step(b: TaskBuilder, step: dict) -> None:
     action = step.get("action")
     if not isinstance(action, str) or not action.strip():
         return
@@ -183,7 +195,7 @@ def _step(b: TaskBuilder, step: dict) -> None:
         err = obs.strip().splitlines()[0] if _NOT_FOUND.search(obs[:300]) else None
         b.tool(cmd, action="search", cwd=cwd, error=err, args=words[1], command=first_line)
     else:
-        b.shell(text, cwd=cwd, error=_shell_error(obs))
+        b.shell(text, cwd=cwd, error=_shell_error(obs), output=obs)
 
 
 def _description(history: list) -> str | None:

@@ -65,8 +65,10 @@ Probes = namedtuple("Probes", (
     "nf_before nt_before "
     # per resource (engine id -> registry id, -1 if not a file / tool)
     "eng2file eng2tool res_path_ptr res_path_terms "
-    # per task
-    "q_ids files in_proj rand_files rand_tools "
+    # per task; snip_ids / snip_scores: recall's snippet channel for the task's description
+    # (known files and their scores over what earlier tasks showed, brainbox.eval.seen;
+    # empty without)
+    "q_ids files in_proj rand_files rand_tools snip_ids snip_scores "
     # P1 and the description's prompt for the baselines (replay_task's first call)
     "p1_gold p1_state p1_out desc_terms "
     # the engine's ranked files with their confidence, for calibration: rows (event, file
@@ -83,7 +85,7 @@ Probes = namedtuple("Probes", (
 
 Settings = namedtuple("Settings", (
     "nf nt k_files k_tools n_query plan in_order min_support n_res0 n_terms0 p1_at "
-    "desc_sess open_sess"))
+    "desc_sess open_sess open_plan"))
 
 
 reciprocal_rank = jit(scoring.reciprocal_rank)  # the one definition, compiled here
@@ -386,7 +388,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
                 E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor, pl.a_floor, E.n, E.last,
                 E.hist, E.hist_len, S.p1_at, S.in_order, pl.top_n, no_i, pl.recurrence_from,
-                no_i, no_f, pl.use, lam1, pl.rrf_k, s_max1, pl.min_conf,
+                P.snip_ids, P.snip_scores, pl.use, lam1, pl.rrf_k, s_max1, pl.min_conf,
                 E.edst, E.rtop, E.rtop_n, E.bl_cache, k_files,
                 TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                           bl_files, slot, rec_best, rec_ids[:0], rec_sc[:0], no_i, work,
@@ -399,16 +401,20 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         c += 1
                         if P.p1_gold.shape[1] > 0:
                             _cal_add(P, -1, r, scores[order[j]] / s_max1, 0)
-                if S.open_sess >= 0:  # the session's opening: its credit rows, from every
-                    # candidate's ranks (the limited ranking ranks only its contenders)
-                    _, cand_a, _, _, ranks_a, present_a, _ = rank_lexed(
-                        lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
-                        E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
-                        E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor, pl.a_floor,
-                        E.n, E.last, E.hist, E.hist_len, S.p1_at, S.in_order, pl.top_n, no_i,
-                        pl.recurrence_from, no_i, no_f, pl.use, lam1, pl.rrf_k, s_max1,
-                        pl.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, 0)
-                    _open(P, cand_a, ranks_a, present_a, pl.rrf_k)
+            if S.open_sess >= 0:  # the session's opening: its credit rows, from every
+                # candidate's ranks (the limited ranking ranks only its contenders), as
+                # brainbox.learning.open_session ranks it: recall without snippets
+                op = S.open_plan
+                lam0, s_max0 = weights(op, False, P.credit)
+                st_a, cand_a, _, _, ranks_a, present_a, _ = rank_lexed(
+                    lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj, E.adj_off,
+                    E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0], E.m[:n_res],
+                    E.is_blocked, op.seeds, op.hops, op.topk, op.w_floor, op.a_floor,
+                    E.n, E.last, E.hist, E.hist_len, S.p1_at, S.in_order, op.top_n, no_i,
+                    op.recurrence_from, no_i, no_f, op.use, lam0, op.rrf_k, s_max0,
+                    op.min_conf, E.edst, E.rtop, E.rtop_n, E.bl_cache, 0)
+                if st_a and present_a.any():
+                    _open(P, cand_a, ranks_a, present_a, op.rrf_k)
         if P.p1_gold.shape[1] > 0:
             _p1_score(P, B, S, ranking, c, P.p1_out)
         P.p1_state[0] = 1
@@ -508,7 +514,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
                         E.m[:n_res], E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
                         pl.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, pl.top_n,
-                        window, pl.recurrence_from, no_i, no_f, pl.use, lam, pl.rrf_k, s_max,
+                        window, pl.recurrence_from, P.snip_ids, P.snip_scores, pl.use, lam,
+                        pl.rrf_k, s_max,
                         floor, E.edst, E.rtop, E.rtop_n, E.bl_cache, limit,
                         TaskLists(lex_sorted, lex_sorted_sc, lex_rank, share_d, lists, list_n,
                                   bl_files, slot, rec_best, rec_ids[:n_pos], rec_sc[:n_pos],
