@@ -2,9 +2,12 @@
 
 At Stop / SessionEnd the hook (or the daemon, for a handed-over one) takes the session's
 pending suggestions (one batch per prompt that injected a list: `after_id`, the last event
-id recorded before it, `at`, `project`, the injected `chars`, and the `items` with their
-`path`, `rank` and `via`), scores them against the tool events that followed, and appends
-ONE `feedback` event per project holding `score`'s items and reward.
+id recorded before it, `at`, `project`, `session`, the injected `chars`, and the `items`
+with their `path`, `rank`, `via` (the file whose edge produced it), `confidence` and
+`channels` (each channel's rank: why it was shown)), scores them against the tool events
+that followed, and appends ONE `feedback` event per project holding `score`'s items and
+reward. The items keep why they were shown and when (`at`, the first showing; `shown`,
+how many prompts showed it), which `brainbox log` reads (`brainbox.corrections`).
 
 The reward is the design's `R = sum over used items of v/r - 2 * T/1000` per batch, with
 `v` 1 for a suggestion later read and 1.5 for one edited, `r` its rank and `T` the
@@ -61,7 +64,8 @@ def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
     """Which suggestions the session used after they were made, and the reward
     R = sum over used items of v/r - 2 * T/1000 per batch (v 1 read, 1.5 edited; r the
     rank; T the injected characters / 4). Items are merged by path over batches: used
-    or edited in any, the best rank, the first via."""
+    or edited in any, the best rank; the first showing's via, confidence, channels and
+    time (`at`), and how many batches showed it (`shown`)."""
     merged: dict[str, dict] = {}
     reward = 0.0
     for b in batches:
@@ -71,11 +75,17 @@ def score(batches: list[dict], events: list[dict]) -> tuple[list[dict], float]:
             used, edited = path in touched, touched.get(path, False)
             if used:
                 reward += (EDIT_VALUE if edited else READ_VALUE) / rank
-            m = merged.setdefault(path, {"path": path, "used": False, "via": None,
-                                         "rank": rank, "edited": False})
+            m = merged.get(path)
+            if m is None:
+                m = merged[path] = {"path": path, "used": False, "via": it.get("via"),
+                                    "rank": rank, "edited": False,
+                                    "confidence": it.get("confidence"),
+                                    "channels": dict(it.get("channels") or {}),
+                                    "at": float(b.get("at") or 0.0), "shown": 0}
             m["used"] = m["used"] or used
             m["edited"] = m["edited"] or edited
             m["rank"] = min(m["rank"], rank)
             m["via"] = m["via"] or it.get("via")
+            m["shown"] += 1
         reward -= TOKEN_COST * (float(b.get("chars") or 0) / 4.0) / 1000.0
     return list(merged.values()), round(reward, 6)

@@ -237,7 +237,7 @@ class Memory:
             return project, project
         return identify(cwd or os.getcwd())
 
-    def _file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
+    def file_key(self, path: str, project: str | None, cwd: str | None) -> tuple[str, str]:
         """(project, project-relative path) of a file named as a user names it: an
         absolute path belongs to its own project (the stored one that holds it, else its
         repository, relative to its worktree); a relative one is project-relative, else
@@ -333,7 +333,7 @@ class Memory:
                 project: str | None = None, cwd: str | None = None) -> dict:
         self.sync()
         st = self.state
-        project, path = self._file_key(path, project, cwd)
+        project, path = self.file_key(path, project, cwd)
         rid = st.res_index.get((FILE, project, path))
         if rid is None:
             raise BrainboxError(f"{path} is not in memory for project {project}")
@@ -392,21 +392,22 @@ class Memory:
     # --- answers for the hooks, the daemon and MCP -------------------------------------
 
     def suggest(self, query: str, *, project: str, session: str | None = None,
-                limit: int = 5, worktree: str | None = None) -> list[dict]:
+                limit: int = 5, worktree: str | None = None, params=None) -> list[dict]:
         """The prompt hook's list: recall's best `limit` files that still exist under the
         asking worktree's root (`worktree`, else the project root; recall is asked for
         4 x `limit`), each with its rank among those kept, a few words of evidence
-        (`why`), the file it was reached from (`via`) and its confidence. Files whose
-        shown confidence ties keep the asking worktree's first (`prefer_worktree`)."""
+        (`why`), the file it was reached from (`via`), its confidence and channel ranks
+        (`channels`); never a file `feedback --never` excludes. Files whose shown
+        confidence ties keep the asking worktree's first (`prefer_worktree`)."""
         root = worktree or project
         items = []
-        hits = self.recall(query, project=project, session=session, limit=limit * 4)
+        hits = self.recall(query, project=project, session=session, limit=4 * limit, params=params)
         for r in self.prefer_worktree(hits, project, worktree):
-            if not _on_disk(root, r.path):
+            if not _on_disk(root, r.path) or r.path in self.state.corrections.excluded(project):
                 continue
             src = r.via_edge[0] if r.via_edge else None
             item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
-                    "via": src, "confidence": round(r.confidence, 4)}
+                    "via": src, "confidence": round(r.confidence, 4), "channels": dict(r.channels)}
             if r.snippet:  # with a code index: its best snippet
                 item["snippet"] = r.snippet
             items.append(item)
@@ -498,10 +499,11 @@ class Memory:
         the log (and of which files exist): no clock, no counter, no session id."""
         self.sync()
         st = self.state
-        pins = st.pins.of(project)
+        excluded = st.corrections.excluded(project)  # `feedback --never`: not even pinned
+        pins = [p for p in st.pins.of(project) if p["kind"] != "file" or p["value"] not in excluded]
         pinned = {p["value"] for p in pins if p["kind"] == "file"}
         files = [it for it in self.session_start(project, session, START_FILES, worktree)
-                 if it["path"] not in pinned]
+                 if it["path"] not in pinned and it["path"] not in excluded]
         return {"pins": pins, "files": files,
                 "errors": st.open_errors.newest(project, START_ERRORS),
                 "procedures": self.live_procedures(project)}
@@ -521,7 +523,7 @@ class Memory:
         from brainbox.procedures import quote
 
         self.sync()
-        project = _abs_project(project, cwd) or self._project(None, cwd)
+        project = user_project(project, cwd) or self._project(None, cwd)
         return [{**p, "project": project, "text": quote(p)}
                 for p in self.state.procedures.of(project)]
 
@@ -565,7 +567,7 @@ class Memory:
         if pin_id is not None:
             if path is not None or text is not None:
                 raise pins.PinError("unpin takes one of PATH, --text or --id")
-            found = self.state.pins.find(_abs_project(project, cwd), pin_id=int(pin_id))
+            found = self.state.pins.find(user_project(project, cwd), pin_id=int(pin_id))
             what = f"id {pin_id}"
         else:
             ev = self._pin_event(path, text, project, cwd, "unpin")
@@ -586,14 +588,14 @@ class Memory:
     def pins(self, project: str | None = None, cwd: str | None = None) -> list[dict]:
         """The project's pins in pin order (the order the SessionStart block lists them)."""
         self.sync()
-        project = _abs_project(project, cwd) or self._project(None, cwd)
+        project = user_project(project, cwd) or self._project(None, cwd)
         return [{**p, "project": project} for p in self.state.pins.of(project)]
 
     def _pin_event(self, path, text, project, cwd, op) -> dict:
         from brainbox import pins
 
         here = os.path.abspath(cwd or os.getcwd())
-        project = _abs_project(project, here)
+        project = user_project(project, here)
         if project is None and path is not None and os.path.isabs(path):
             here = os.path.dirname(path)  # its own project (and worktree), from anywhere
         elif project is not None and path is not None and not os.path.isabs(path) and not (
@@ -612,15 +614,16 @@ class Memory:
         files (at most `files`) and the errors that followed edits of it (at most
         `errors`); for a run, the command's last fix and open failure. Lists are empty
         when nothing clears the floors; no clock or counter of the call is in it."""
-        from brainbox import advice
+        from brainbox import advice, corrections
 
         self.sync()
         st = self.state
         project = event.get("project") or ""
         out = {"edits": [], "command": None}
+        excluded = st.corrections.excluded(project)  # `feedback --never`: never named
         if event.get("action") == "edit" and not event.get("error_fp"):
             for path in list(dict.fromkeys(event.get("files") or ()))[:2]:
-                co = advice.co_edits(st, project, path, k=files)
+                co = advice.co_edits(st, project, path, k=files + len(excluded))
                 errs = st.advice.errors_after(project, path, k=errors)
                 if co or errs:
                     out["edits"].append({"path": path, "errors": errs,
@@ -641,7 +644,7 @@ class Memory:
                     known["procedure"] = {**proc, "text": quote(proc)}
                 out["command"] = {"tool": event["tool"], "files": sorted(event.get("files") or ()),
                                   **known}
-        return out
+        return corrections.advice_without(out, excluded, files)
 
     def fix_files(self, fingerprint: str, project: str, k: int = 5) -> list[dict]:
         """The files of `project` an error (by its fingerprint) is most strongly linked
@@ -661,7 +664,7 @@ class Memory:
         return out[:k]
 
 
-def _abs_project(project: str | None, cwd: str | None) -> str | None:
+def user_project(project: str | None, cwd: str | None) -> str | None:
     """A project named by the user, as events store it (absolute, normalised)."""
     if project is None:
         return None

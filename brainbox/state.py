@@ -42,6 +42,8 @@ import scipy.sparse as sp
 
 from brainbox import kernels as K
 from brainbox.advice import Advice
+from brainbox.corrections import Board as Corrections
+from brainbox.corrections import wrong_key
 from brainbox.decay import Decay, DecayPlan
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
 from brainbox.injection import ARMS as INJECT_ARMS
@@ -145,6 +147,9 @@ class State(EdgeStore, Decay):
         # what the PreToolUse advice reads besides the graph (brainbox.advice): edited
         # files, errors after edits, commands' failures and fixes, folded from the log
         self.advice = Advice()
+        # the user's corrections of what was injected (brainbox.corrections): each
+        # project's excluded files, and the injections marked wrong
+        self.corrections = Corrections()
         # the injection policy's statistics (brainbox.injection), from feedback events
         self.policy = Policy()
         # error-fix procedures and workflows (DESIGN §4.9, brainbox.procedures), mined
@@ -485,7 +490,8 @@ class State(EdgeStore, Decay):
         elif op == "feedback":
             # Suggestions of one recall: used ones reset their streak; an ignored one
             # weakens only the association that produced it (DESIGN §4.8).
-            project = ev["project"]
+            # A suggestion the user marked wrong while it was pending was penalised then.
+            project, wronged = ev["project"], self.corrections.wronged
             for d in meta.get("decisions") or ():  # the injection policy's rewards
                 r = d.get("rewards") if isinstance(d, dict) else None
                 if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
@@ -493,21 +499,35 @@ class State(EdgeStore, Decay):
                                        [None if x is None else float(x) for x in r])
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
-                if fid is None:
+                if fid is None or (not item.get("used") and wrong_key(
+                        project, item.get("path", ""), ev.get("session")) in wronged):
                     continue
-                if item.get("used"):
-                    self.streak[fid] = 0
-                    continue
-                self.streak[fid] += 1
-                src = item.get("via")
-                sid = self.res_index.get((FILE, project, src)) if src else None
-                if sid is not None:
-                    k = self.edge_index(sid, fid)
-                    if k >= 0:
-                        factor = 0.9 ** int(self.streak[fid])
-                        self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
-                        self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
+                self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
+        elif op == "correction":  # `brainbox feedback` (brainbox.corrections)
+            self.corrections.apply(ev, self.watermark)
+            verdict, files = meta.get("verdict"), ev.get("files") or []
+            fid = self.res_index.get((FILE, ev["project"], files[0])) if files else None
+            if fid is not None and verdict in ("useful", "wrong") and meta.get("penalised",
+                                                                               True):
+                self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
+                self.edges_changed()
+
+    def _outcome(self, project: str, fid: int, used: bool, src: str | None) -> None:
+        """A suggestion of file `fid` used (its ignore streak reset) or ignored (the
+        streak grows, and the association from `src` that produced it is weakened:
+        `w <- max(0.1, w * 0.9^streak)`; nothing else is touched)."""
+        if used:
+            self.streak[fid] = 0
+            return
+        self.streak[fid] += 1
+        sid = self.res_index.get((FILE, project, src)) if src else None
+        if sid is not None:
+            k = self.edge_index(sid, fid)
+            if k >= 0:
+                factor = 0.9 ** int(self.streak[fid])
+                self.ew[k] = np.float32(max(0.1, float(self.ew[k]) * factor))
+                self.rtop_n[sid] = -1  # a lighter edge: the row's list is made again
 
     def _compact(self, keep: np.ndarray) -> None:
         """Drop the edges not in `keep` and renumber what depends on edge indices."""
@@ -581,6 +601,7 @@ class State(EdgeStore, Decay):
             "pins": self.pins.to_json(),
             "open_errors": self.open_errors.to_json(),
             "advice": self.advice.to_json(),
+            "corrections": self.corrections.to_json(),
             "policy": self.policy.to_json(),
             "procedures": self.procedures.to_json(),
             "file_worktree": sorted(self.file_worktree.items()),
@@ -670,6 +691,7 @@ class State(EdgeStore, Decay):
         s.pins = Board.from_json(extra.get("pins"))
         s.open_errors = OpenErrors.from_json(extra.get("open_errors"))
         s.advice = Advice.from_json(extra.get("advice"))
+        s.corrections = Corrections.from_json(extra.get("corrections"))
         s.policy = Policy.from_json(extra.get("policy"))
         s.procedures = Procedures.from_json(extra.get("procedures"))
         s.file_worktree = {int(f): str(w) for f, w in extra.get("file_worktree", ())}

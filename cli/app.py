@@ -471,13 +471,22 @@ def demo(sessions, seed, demo_db, as_json):
 
 def _register_commands():
     """Commands that live in their own modules (replay, hooks, daemon, installers)."""
-    from brainbox.cli import agent_cmds, fit_cmd, index_cmd, pin_cmd, replay_cmd, search_cmd
+    from brainbox.cli import (
+        agent_cmds,
+        feedback_cmd,
+        fit_cmd,
+        index_cmd,
+        pin_cmd,
+        replay_cmd,
+        search_cmd,
+    )
 
     replay_cmd.register(cli)
     fit_cmd.register(cli)
     index_cmd.register(cli)
     search_cmd.register(cli)
     pin_cmd.register(cli, domain_errors, open_memory)
+    feedback_cmd.register(cli, domain_errors, open_memory)
     agent_cmds.register(cli)
 
 

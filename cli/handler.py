@@ -148,13 +148,16 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
     req = {"op": "suggest", "query": ev["prompt"], "session": ev["session"],
            "project": ev["project"], "worktree": ev.get("worktree"), "limit": 5,
            "max_chars": max_chars}
+    if conf.get("inject_fusion"):  # recall's fusion for the prompt's list (`hookconf`)
+        req["fusion"] = conf["inject_fusion"]
     result = ask(req, guard)
     if not result:
         return None
     batch = {
         "after_id": last_id or 0, "at": ev["at"], "project": ev["project"],
-        "chars": len(result.get("text") or ""),
-        "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via")}
+        "session": ev["session"], "chars": len(result.get("text") or ""),
+        "items": [{"path": it["path"], "rank": it["rank"], "via": it.get("via"),
+                   "confidence": it.get("confidence"), "channels": it.get("channels") or {}}
                   for it in result.get("items") or ()] if result.get("text") else [],
     }
     decision = result.get("decision")
@@ -313,6 +316,30 @@ def _read_pending(path: str, legacy: bool) -> list:
             out.append(json.loads(line))
         except ValueError:
             continue  # a line torn by a crash
+    return out
+
+
+def peek_pending(session: str | None = None) -> list[dict]:
+    """Every session's pending suggestions (or `session`'s), read without claiming them
+    (`brainbox log`): each batch with its `session` (the file's name when an older batch
+    has none)."""
+    folder = os.path.join(paths.home(), "sessions")
+    if session is not None:
+        names = [os.path.basename(session_file(session))]
+    else:
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+        except OSError:
+            return []
+    out = []
+    for name in names:
+        try:
+            batches = _read_pending(os.path.join(folder, name), legacy=False)
+        except OSError:
+            continue
+        for b in batches:
+            if isinstance(b, dict) and b.get("items"):
+                out.append(dict(b, session=b.get("session") or session or name[:-6]))
     return out
 
 

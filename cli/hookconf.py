@@ -9,7 +9,10 @@ Reading stdin has a wait of its own (`STDIN_WAIT` 2 s, `BRAINBOX_HOOK_STDIN_WAIT
 The injected prompt block is at most `INJECT_CHARS` (500) characters, the SessionStart
 block `SESSION_START_CHARS` (1,200; `BRAINBOX_SESSION_START_CHARS`, `session_start_chars`).
 The earlier `session_start_tokens` (characters / 4) still counts when no character budget
-is set.
+is set. Recall's fusion for the prompt's list is `inject_fusion` (`BRAINBOX_INJECT_FUSION`;
+unset: recall's default, whose associative channel weighs 0, so no suggestion names the
+association that produced it; "fixed", the paper's weights, computes it, and an ignored
+suggestion then weakens that association, DESIGN §4.8).
 
 Standard library only: every hook process reads its budget here.
 """
@@ -39,6 +42,7 @@ ENV = {
     "reindex_every": "BRAINBOX_REINDEX_EVERY",
     "inject": "BRAINBOX_INJECT",
     "inject_chars": "BRAINBOX_INJECT_CHARS",
+    "inject_fusion": "BRAINBOX_INJECT_FUSION",
     "session_start_chars": "BRAINBOX_SESSION_START_CHARS",
     "session_start_tokens": "BRAINBOX_SESSION_START_TOKENS",
 }
@@ -96,6 +100,7 @@ def settings(given: dict | None = None) -> dict:
     start = _as_int(start, SESSION_START_CHARS)
     return {"inject": _on(pick("inject", True)),
             "inject_chars": _as_int(pick("inject_chars", INJECT_CHARS), INJECT_CHARS),
+            "inject_fusion": str(pick("inject_fusion", "") or ""),
             "session_start_chars": start if start >= 0 else SESSION_START_CHARS}
 
 

@@ -12,7 +12,9 @@ associations to files of the project), `resolve` (link an error to the files tha
 it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
 an empty path is refused, a folder or glob needs `recursive`, `dry_run` lists what would
 go), `pin` / `unpin` / `pins` (as `brainbox pin`: a file or a note that opens every
-SessionStart block of the project), `procedures` (as `brainbox procedures`).
+SessionStart block of the project), `procedures` (as `brainbox procedures`), `log`
+(what was injected, when, why and what became of it; `excluded` lists the exclusions)
+and `feedback` (as `brainbox feedback`: useful, wrong, never, undo).
 
 Choices:
 - `decay` is not a tool: it prunes associations for the whole memory, a maintenance
@@ -36,7 +38,7 @@ the meantime (`Memory.sync`). Nothing is printed on stdout but the protocol.
 # which use names local to `_build`.
 
 import os
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 INSTRUCTIONS = (
     "brainbox is a local behavioral memory of this machine's coding sessions. Use `recall` "
@@ -249,6 +251,45 @@ def _build():
     def pins(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:
         """The project's pins, in the order the SessionStart block lists them."""
         return {"pins": guard(memory().pins, project, cwd=cwd or os.getcwd())}
+
+    @server.tool()
+    def log(
+        session: Annotated[str | None, Field(description="Only this session's injections.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many rows.")] = 50,
+        excluded: Annotated[bool, Field(description="List the files `feedback` with "
+                                                    "never excludes instead.")] = False,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """What memory injected into prompts, newest first: when, why (channels, the
+        association it came by, confidence) and what became of it (read, edited, ignored,
+        pending)."""
+        from brainbox import corrections
+        from brainbox.cli.handler import peek_pending
+
+        mem = memory()
+        if excluded:
+            return {"excluded": guard(corrections.exclusions, mem, project)}
+        return {"injections": guard(corrections.injection_log, mem, peek_pending(session),
+                                    session=session, limit=limit)}
+
+    @server.tool()
+    def feedback(
+        path: Annotated[str, Field(description="A file memory injects (relative to cwd, "
+                                               "or absolute).")],
+        verdict: Annotated[Literal["useful", "wrong", "never", "undo"], Field(
+            description="useful: it helped; wrong: weaken the association that produced "
+                        "it; never: never inject it in this project; undo: of a never.")],
+        query: Annotated[str | None, Field(description="The prompt it was shown for.")] = None,
+        cwd: Cwd = None,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Tell memory what a file it injects is worth (as `brainbox feedback`)."""
+        from brainbox.cli.handler import peek_pending
+        from brainbox.corrections import feedback as correct
+
+        return guard(correct, memory(), path, verdict, query=query, project=project,
+                     cwd=cwd or os.getcwd(),
+                     pending=peek_pending() if verdict == "wrong" else ())
 
     @server.tool()
     def procedures(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:

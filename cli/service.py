@@ -187,9 +187,17 @@ class Service:
         mem = self.memory()
         project = req.get("project") or _project(req.get("cwd"))
         limit = max(1, min(int(req.get("limit") or 5), 10))
+        params = None
+        if req.get("fusion"):  # `inject_fusion`: "fixed" computes the associative channel
+            from brainbox.recall import FUSION, Params
+
+            if req["fusion"] not in FUSION:
+                raise ValueError(f"unknown fusion {req['fusion']!r} "
+                                 f"(one of {', '.join(sorted(FUSION))})")
+            params = Params(fusion=str(req["fusion"]))
         items = mem.suggest(str(req.get("query") or ""), project=project,
                             session=req.get("session"), limit=limit,
-                            worktree=_worktree(req))
+                            worktree=_worktree(req), params=params)
         tools = []
         if items and req.get("session"):
             tools = [t for t, _ in mem.predict_tools(req.get("session"), k=1)]

@@ -634,6 +634,17 @@ def session_events(conn, session: str, after: int = 0) -> list[dict]:
     return [_row_event(r) for r in rows]
 
 
+def feedback_events(conn, session: str | None = None) -> list[dict]:
+    """The `feedback` events (the Stop hook's scored suggestions, the user's corrections,
+    resolves), of `session` when given, newest first (`brainbox log`)."""
+    cols = ", ".join(("id",) + EVENT_COLUMNS)
+    where, args = "kind = 'feedback'", ()
+    if session is not None:
+        where, args = where + " AND session = ?", (session,)
+    rows = conn.execute(f"SELECT {cols} FROM events WHERE {where} ORDER BY id DESC", args)
+    return [_row_event(r) for r in rows]
+
+
 def projects(conn) -> list[tuple[str, int]]:
     return conn.execute(
         "SELECT project, count(*) FROM events GROUP BY project ORDER BY count(*) DESC"

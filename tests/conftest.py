@@ -20,6 +20,27 @@ def brainbox_home(tmp_path, monkeypatch):
     return home
 
 
+@pytest.fixture(scope="module")
+def warm():
+    from brainbox.warm import warmup
+
+    warmup()  # load (or compile) the kernels once, not inside a hook's budget
+
+
+@pytest.fixture
+def hooks_inprocess(monkeypatch, brainbox_home, warm):
+    """A hook's `main` runs inside pytest: no os._exit watchdog, no daemon spawned, and a
+    prompt budget for a loaded test machine (behaviour is tested there, not speed)."""
+    from brainbox.cli import client, hooks
+
+    monkeypatch.setattr(hooks, "HARD_EXIT", False)
+    monkeypatch.setenv("BRAINBOX_DAEMON", "off")
+    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "20")
+    yield
+    if brainbox_home.exists():
+        client.stop(brainbox_home, wait=5)
+
+
 @pytest.fixture
 def data_dir():
     if not DATA.is_dir():

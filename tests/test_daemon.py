@@ -105,7 +105,8 @@ def test_memory_builds_the_answers_the_daemon_sends(repo):
         items = mem.suggest("auth login", project=str(repo), session="new", limit=1)
         assert [(it["path"], it["rank"], it["why"]) for it in items] == [
             ("src/auth/login.py", 1, "matches query")]
-        assert set(items[0]) == {"path", "rank", "why", "via", "confidence"}
+        assert set(items[0]) == {"path", "rank", "why", "via", "confidence", "channels"}
+        assert items[0]["channels"]["lexical"] == 1  # why it was shown (the injection log)
         # no session evidence: 2 / (20 + count rank) + 1 / (20 + recency rank); counts
         # 3, 3, 1 (ties by id: login first), billing newest, login oldest:
         # login 2/21 + 1/23 > session 2/22 + 1/22 > billing 2/23 + 1/21

@@ -26,23 +26,10 @@ from tests.records import stored_events
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def warm():
-    from brainbox.warm import warmup
-
-    warmup()  # load (or compile) the kernels once, not inside a hook's budget
-
-
 @pytest.fixture(autouse=True)
-def inprocess(monkeypatch, brainbox_home, warm):
-    """`main` runs inside pytest: no os._exit watchdog, no daemon spawned, and a prompt
-    budget for a loaded test machine (behaviour is tested here, not speed)."""
-    monkeypatch.setattr(hooks, "HARD_EXIT", False)
-    monkeypatch.setenv("BRAINBOX_DAEMON", "off")
-    monkeypatch.setenv("BRAINBOX_HOOK_BUDGET_PROMPT", "20")
+def inprocess(hooks_inprocess):
+    """Every hook here runs in this process (conftest's `hooks_inprocess`)."""
     yield
-    if brainbox_home.exists():
-        client.stop(brainbox_home, wait=5)
 
 
 def run(event, payload, agent="claude"):
@@ -214,7 +201,8 @@ def test_score_follows_the_reward_formula():
     ]
     items, reward = feedback.score(batches, evs)
     by = {i["path"]: i for i in items}
-    assert by["a.py"] == {"path": "a.py", "used": True, "via": None, "rank": 1, "edited": False}
+    assert by["a.py"] == {"path": "a.py", "used": True, "via": None, "rank": 1, "edited": False,
+                          "confidence": None, "channels": {}, "at": 0.0, "shown": 1}
     assert by["b.py"]["used"] and by["b.py"]["edited"]
     assert not by["c.py"]["used"]  # touched before the suggestion, or in another project
     assert reward == pytest.approx(1 / 1 + 1.5 / 2 - 2 * (400 / 4) / 1000)
@@ -233,7 +221,11 @@ def test_stop_scores_suggestions_into_one_feedback_event(repo):
     by = {i["path"]: i for i in meta["items"]}
     assert by["src/auth/login.py"]["used"] and by["src/auth/login.py"]["edited"]
     assert not by["src/auth/session.py"]["used"]
-    assert set(by["src/auth/session.py"]) == {"path", "used", "via", "rank", "edited"}
+    # why it was shown, and when, kept for `brainbox log` (issue 18)
+    assert set(by["src/auth/session.py"]) == {"path", "used", "via", "rank", "edited",
+                                              "confidence", "channels", "at", "shown"}
+    assert by["src/auth/session.py"]["channels"] and by["src/auth/session.py"]["shown"] == 1
+    assert 0 < by["src/auth/session.py"]["confidence"] <= 1
     rank = by["src/auth/login.py"]["rank"]
     assert meta["reward"] == pytest.approx(1.5 / rank - 2 * (len(text) / 4) / 1000, abs=1e-5)
     # the Stop hook folded it (State._special applies op == "feedback") and saved

@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"record", "recall", "explain", "error", "resolve", "predict_next", "stats", "forget",
-         "search", "pin", "unpin", "pins", "procedures"}
+         "search", "pin", "unpin", "pins", "procedures", "log", "feedback"}
 
 
 def run_session(script, errlog=None):
@@ -176,6 +176,63 @@ def test_mcp_pin_unpin_pins(tmp_path):
     assert out["unpin"].structuredContent["unpinned"] and not out["unpin_path"].isError
     assert out["missing"].isError and "nothing pinned" in out["missing"].content[0].text
     assert out["after"].structuredContent["pins"] == []
+
+
+def test_mcp_log_and_feedback(tmp_path):
+    from brainbox.cli import handler
+    from brainbox.memory import Memory
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    with Memory.open() as mem:
+        for sess in ("a", "b"):
+            for f in ("src/a.py", "src/b.py"):
+                mem.record({"session": sess, "cwd": str(repo), "tool": "Read", "files": [f]})
+        # one injection the Stop hook scored (b.py ignored, reached from a.py), one pending
+        mem.record({"session": "c", "cwd": str(repo), "kind": "feedback", "at": 1_800_000_000,
+                    "meta": {"op": "feedback", "reward": 0.5, "suggestions": 1, "items": [
+                        {"path": "src/a.py", "used": True, "edited": True, "rank": 1,
+                         "via": None, "channels": {"lexical": 1}, "confidence": 0.9},
+                        {"path": "src/b.py", "used": False, "edited": False, "rank": 2,
+                         "via": "src/a.py", "channels": {"associative": 1},
+                         "confidence": 0.4}]}})
+    handler.remember("d", {"after_id": 0, "at": 1_900_000_000, "project": str(repo),
+                           "session": "d", "chars": 80,
+                           "items": [{"path": "src/b.py", "rank": 1, "via": None,
+                                     "confidence": 0.3, "channels": {"frequency": 1}}]})
+
+    async def script(s):
+        call = s.call_tool
+        out = {"log": await call("log", {}),
+               "one": await call("log", {"session": "c", "limit": 1}),
+               "wrong": await call("feedback", {"path": "src/b.py", "verdict": "wrong",
+                                                "cwd": str(repo)}),
+               "never": await call("feedback", {"path": str(repo / "src/b.py"),
+                                                "verdict": "never", "query": "b things"}),
+               "excluded": await call("log", {"excluded": True, "project": str(repo)}),
+               "unknown": await call("feedback", {"path": "src/nope.py", "verdict": "never",
+                                                  "cwd": str(repo)}),
+               "bad": await call("feedback", {"path": "src/a.py", "verdict": "maybe",
+                                              "cwd": str(repo)}),
+               "undo": await call("feedback", {"path": "src/b.py", "verdict": "undo",
+                                               "cwd": str(repo)}),
+               "after": await call("log", {"excluded": True})}
+        return out
+
+    out = run_session(script)
+    rows = out["log"].structuredContent["injections"]
+    assert [(r["session"], r["path"], r["outcome"]) for r in rows] == [
+        ("d", "src/b.py", "pending"), ("c", "src/a.py", "edited"), ("c", "src/b.py", "ignored")]
+    assert rows[2]["via"] == "src/a.py" and rows[2]["channels"] == {"associative": 1}
+    assert [r["path"] for r in out["one"].structuredContent["injections"]] == ["src/a.py"]
+    # --wrong names the latest injection's edge: the pending one, which came by none
+    assert out["wrong"].structuredContent["via"] is None
+    assert out["never"].structuredContent["changed"]
+    assert [x["path"] for x in out["excluded"].structuredContent["excluded"]] == ["src/b.py"]
+    assert out["unknown"].isError and "not a file memory knows" in out["unknown"].content[0].text
+    assert out["bad"].isError
+    assert out["undo"].structuredContent["verdict"] == "undo"
+    assert out["after"].structuredContent["excluded"] == []
 
 
 def test_mcp_without_the_sdk_says_how_to_install_it(tmp_path):
