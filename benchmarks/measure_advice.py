@@ -15,17 +15,23 @@ only, as the replay's probes do.
 Methods, all over the same history (everything folded before the probe, the current
 task's earlier events included):
 
-- ``advice``: what the hook shows, ``brainbox.advice.co_edits`` (graph weight from X,
-  edited files counting ``EDITED_BOOST`` times, at least ``MIN_WEIGHT``, at most
-  ``cli.service.ADVICE_FILES`` = 3);
-- ``graph``: the same ranking without the floor, cut to ten;
+- ``advice``: what the hook shows, ``brainbox.advice.next_edits`` (the session's trail
+  plus the association weight from X; at most ``cli.service.ADVICE_FILES`` = 3, silent
+  unless a file clears ``MIN_WEIGHT``); ``next``: the same ranking unfloored, cut to ten;
+  ``next[d,g]``: its grid of (trail decay, graph gain), and ``next-loro`` each
+  repository's figure from the grid point best on the other repositories (every source
+  pooled: leave-one-repository-out);
+- ``graph``: the association weights alone (``co_edits``, no floor), cut to ten;
 - ``graph-edited`` / ``graph-all``: ablations, the graph over edited files only / over
   every file alike (no floor);
+- ``trail``: the files the task touched so far, the last first (a history-free baseline:
+  the agent's own trail);
 - ``co-session``: files that appeared in the most sessions in which X appeared (EdgeBank
   -like), ties by the latest such session, then path;
 - ``co-edit-count``: files edited in the most sessions in which X was edited (counting),
-  ties the same way; ``@shown``: either cut to the advice's length (the fair comparison
-  for ``advice``).
+  ties the same way; ``@shown``: a baseline cut to the advice's length (the fair
+  comparison for ``advice``); ``trail@spoken``: the trail's first 3 where the advice
+  speaks, else nothing.
 
 Metrics: MRR@10 (reciprocal rank of Y within the first ten, else 0) and Hit@5, averaged
 over eligible probes; the paired bootstrap of ``advice`` (and ``graph-edited``) minus each
@@ -34,15 +40,16 @@ being the mean over the resampled tasks' probes.
 
     python benchmarks/measure_advice.py [--json] [--sources DIR ...]
 
-Figures (all four sources, 1,364 eligible of 2,862 probes in 333 tasks; 10 s), MRR@10:
-graph 0.2485, co-session 0.2409, co-edit-count 0.1953, graph-all 0.2382, graph-edited
-0.2224; graph - co-edit-count +0.0532 [+0.0287, +0.0777], graph - co-session +0.0076
-[-0.0172, +0.0331] (a tie). As shown (3 files, floor 0.05): advice 0.2066 against
-co-session@shown 0.2121 (-0.0055 [-0.0363, +0.0265], a tie) and co-edit-count@shown
-0.1727 (+0.0340 [+0.0068, +0.0621]). Edited files only (the graph restricted to what the
-project edited) lose most on claude-code (0.1759 against 0.3239 over every file): the
-next edited file is often one the agent only read so far; counting edited files twice
-is the better of the two on the pooled set (0.2485 against 0.2382 and 0.2224).
+Figures (all four sources, 1,364 eligible of 2,862 probes in 333 tasks; 13 s), MRR@10:
+next-loro 0.4956 (every repository chose decay 0.9, gain 1.0, the constants shipped),
+trail 0.4583, graph 0.2485, co-session 0.2409, co-edit-count 0.1953; next-loro - trail
++0.037 [+0.022, +0.054], - co-session +0.255 [+0.224, +0.285], - co-edit-count +0.300
+[+0.268, +0.334]. As shown: advice 0.2681, co-session@shown 0.2121 (+0.056 [+0.028,
++0.087]), co-edit-count@shown 0.1727 (+0.095 [+0.067, +0.125]), trail@shown 0.4143
+(-0.146 [-0.179, -0.114]: the advice is silent where no earlier session supports a
+file), trail@spoken 0.2290 (+0.039 [+0.022, +0.058]). Per source the ranking beats the
+trail in claude-code (+0.029 [+0.008, +0.053]) and mini-swe-agent (+0.030 [+0.013,
++0.047]); openhands and sweagent-java have 15 and 25 probes.
 """
 
 from __future__ import annotations
@@ -51,17 +58,22 @@ import argparse
 import json
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAJ = ROOT.parent / "shared" / "data" / "trajectories"
-METHODS = ("advice", "graph", "graph-edited", "graph-all", "co-session", "co-edit-count",
-           "co-session@shown", "co-edit-count@shown")
-BASELINES = ("co-session", "co-edit-count")
-PAIRS = (("advice", "co-session@shown"), ("advice", "co-edit-count@shown"),
+GRID = tuple((d, g) for d in (0.8, 0.9) for g in (0.1, 0.3, 1.0, 3.0))  # (decay, gain)
+GRID_NAMES = tuple(f"next[{d},{g}]" for d, g in GRID)
+METHODS = ("advice", "next", "next-loro", "graph", "graph-edited", "graph-all", "trail",
+           "co-session", "co-edit-count", "trail@shown", "co-session@shown",
+           "co-edit-count@shown", "trail@spoken") + GRID_NAMES
+BASELINES = ("trail", "co-session", "co-edit-count")
+PAIRS = (("advice", "trail@shown"), ("advice", "trail@spoken"), ("advice", "co-session@shown"),
+         ("advice", "co-edit-count@shown"), ("next-loro", "trail"),
+         ("next-loro", "co-session"), ("next-loro", "co-edit-count"),
          ("graph", "co-session"), ("graph", "co-edit-count"))
 K = 10
 
@@ -139,7 +151,7 @@ def series(tasks) -> list[dict]:
         clock += 1.0
         pev["at"] = clock
         learning.fold(state, [pev])
-        row = {"id": task.id, "probes": 0, "eligible": 0,
+        row = {"id": task.id, "repo": task.repo, "probes": 0, "eligible": 0,
                "rr": {m: [] for m in METHODS}, "hit": {m: [] for m in METHODS}}
         at = {i: (x, y) for i, x, y in probes(events)}
         batch = []
@@ -154,7 +166,6 @@ def series(tasks) -> list[dict]:
                 if (FILE, root, y) in state.res_index:
                     row["eligible"] += 1
                     ranked = {
-                        "advice": [p for p, _ in advice.co_edits(state, root, x, k=advice_k())],
                         "graph": [p for p, _ in advice.co_edits(state, root, x, k=K,
                                                                floor=0.0)],
                         "graph-edited": [p for p, _ in advice.co_edits(state, root, x, k=K,
@@ -163,9 +174,19 @@ def series(tasks) -> list[dict]:
                                                                    floor=0.0, boost=1.0)],
                         "co-session": count.rank(x, edited=False),
                         "co-edit-count": count.rank(x, edited=True),
+                        "trail": [f for f in state.advice.session_trail(session, root)
+                                  if f != x][:K],
+                        "advice": [p for p, _, _ in advice.next_edits(state, root, x, session,
+                                                                     k=advice_k())],
+                        "next": [p for p, _, _ in advice.next_edits(state, root, x, session,
+                                                                   k=K, floor=0.0)],
                     }
+                    for name, (d, g) in zip(GRID_NAMES, GRID):
+                        ranked[name] = [p for p, _, _ in advice.next_edits(
+                            state, root, x, session, k=K, floor=0.0, decay=d, gain=g)]
                     for m in BASELINES:
                         ranked[f"{m}@shown"] = ranked[m][:advice_k()]
+                    ranked["trail@spoken"] = ranked["trail@shown"] if ranked["advice"] else []
                     for m, ranking in ranked.items():
                         a, b = rr(ranking, y)
                         row["rr"][m].append(a)
@@ -175,6 +196,26 @@ def series(tasks) -> list[dict]:
         learning.fold(state, batch)
         rows.append(row)
     return rows
+
+
+def loro(rows: list[dict]) -> dict:
+    """Fill each row's ``next-loro`` with the grid point (``GRID``) of the best MRR@10
+    over the other repositories' probes (every source pooled): no repository's figure
+    comes from a setting chosen on it. Returns {repo: chosen (decay, gain)}."""
+    by_repo = defaultdict(lambda: np.zeros(len(GRID)))
+    n_repo = defaultdict(float)
+    for r in rows:
+        by_repo[r["repo"]] += [sum(r["rr"][m]) for m in GRID_NAMES]
+        n_repo[r["repo"]] += r["eligible"]
+    total, n_total = sum(by_repo.values()), sum(n_repo.values())
+    chosen = {}
+    for repo in by_repo:
+        other = (total - by_repo[repo]) / max(n_total - n_repo[repo], 1.0)
+        chosen[repo] = GRID[int(np.argmax(other))]  # ties: the first in GRID
+    for r in rows:
+        name = GRID_NAMES[GRID.index(chosen[r["repo"]])]
+        r["rr"]["next-loro"], r["hit"]["next-loro"] = list(r["rr"][name]), list(r["hit"][name])
+    return chosen
 
 
 def advice_k() -> int:
@@ -225,12 +266,18 @@ def main(argv=None) -> int:
         rows = []
         for _repo, series_tasks in select(tasks):
             rows += series(series_tasks)
+        for r in rows:
+            r["source"] = label
         per_source[label] = summarize(rows, seed=a.seed)
         per_source[label]["probes"] = sum(r["probes"] for r in rows)
         every += rows
         print(f"measure_advice: {label}: {per_source[label]['eligible']} eligible probes",
               file=sys.stderr)
+    chosen = loro(every)
+    per_source = {label: summarize([r for r in every if r["source"] == label], seed=a.seed)
+                  | {"probes": per_source[label]["probes"]} for label in per_source}
     out = {"all": summarize(every, seed=a.seed), "sources": per_source,
+           "loro_choice": {repo: list(v) for repo, v in sorted(chosen.items())},
            "probes": sum(r["probes"] for r in every),
            "seconds": round(time.perf_counter() - t0, 1)}
     out["all"]["probes"] = out["probes"]
@@ -241,10 +288,14 @@ def main(argv=None) -> int:
         print(f"== {label}: {res.get('eligible', 0)} eligible of {res.get('probes', 0)} probes"
               f" in {res.get('tasks', 0)} tasks")
         for m, v in res.get("mean", {}).items():
-            print(f"  {m:14s} MRR@10 {v['MRR@10']:.4f}  Hit@5 {v['Hit@5']:.4f}")
+            if m in GRID_NAMES and label != "all":
+                continue
+            print(f"  {m:19s} MRR@10 {v['MRR@10']:.4f}  Hit@5 {v['Hit@5']:.4f}")
         for pair, cell in res.get("diff", {}).items():
             c = cell["MRR@10"]
-            print(f"  {pair:30s} MRR@10 {c['mean']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]")
+            print(f"  {pair:32s} MRR@10 {c['mean']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]")
+    print("leave-one-repository-out choice (decay, gain): "
+          + str(dict(Counter(tuple(v) for v in out["loro_choice"].values()))))
     print(f"({out['seconds']} s)")
     return 0
 

@@ -3,14 +3,20 @@ an agent is about to edit, or the command it is about to run (the PreToolUse hoo
 
 Three answers, each a function of the log:
 
-- **Co-edits of X** (:func:`co_edits`): the files of X's project that the engine's
-  association graph links most strongly to X (``State.out_edges``: the Hebbian weights of
-  files accessed near X, in this session and in earlier ones), a file the project has
-  *edited* (:attr:`Advice.edited`) counting ``EDITED_BOOST`` times its weight. On the
-  development set's replay (``benchmarks/measure_advice.py``, 1,364 probes) this ranks
-  the next edited file at MRR@10 0.2485, above co-edit counting (0.1953, paired
-  +0.053 [+0.029, +0.078]) and level with co-session (0.2409, +0.008 [-0.017, +0.033]);
-  edited files only give 0.2224, every file alike 0.2382.
+- **The files expected next after X** (:func:`next_edits`): the session's trail (the
+  files this session touched, the last first, ``TRAIL_DECAY`` per place) plus
+  ``GRAPH_GAIN`` times the engine's association weight from X (:func:`co_edits`:
+  ``State.out_edges``, the Hebbian weights of files accessed near X in this session and
+  earlier ones, a file the project has *edited* counting ``EDITED_BOOST`` times). Shown
+  only when a file of the list has an association weight of at least ``MIN_WEIGHT``: the
+  advice speaks of history, and the trail alone is what the agent just did. On the
+  development replay (``benchmarks/measure_advice.py``, 1,364 probes; the next file the
+  agent edits) the ranking reaches MRR@10 0.4956, above the trail alone (0.4583, paired
+  +0.037 [+0.022, +0.054]), co-session (0.2409) and co-edit counting (0.1953); the graph
+  alone 0.2485. As shown (3 files, silent without support): 0.2681, against co-session
+  0.2121 (+0.056 [+0.028, +0.087]) and co-edit counting 0.1727 (+0.095 [+0.067,
+  +0.125]); the trail's first 3 reach 0.4143 because they speak at every probe, and
+  0.2290 where the advice speaks (+0.039 [+0.022, +0.058] for the advice).
 - **Errors after edits of X** (:meth:`Advice.errors_after`): the fingerprints of the
   first command a session ran after editing X, counted over the runs that followed an
   edit of X; one shown only from ``MIN_ERROR_COUNT`` occurrences.
@@ -22,6 +28,8 @@ Three answers, each a function of the log:
 What is folded here (``State.encode`` calls :meth:`Advice.observe` for every tool event;
 saved with the state, and ``rebuild()`` gives the same):
 
+- every tool event with files moves them to the end of its session's trail (at most
+  ``MAX_TRAIL`` files, ``MAX_SESSIONS`` sessions);
 - an edit (action ``edit``, no error) adds its files to the project's edited files, to
   the session's edits since its last run, and to every failing command of the project;
 - a run (action ``run``) closes the session's edits since its last run (each counts one
@@ -45,6 +53,13 @@ MAX_FAILING = 32
 MAX_FIXES = 256
 MAX_FILES = 20
 MAX_FPS = 8
+MAX_TRAIL = 32  # files of a session's trail kept, newest last
+# The next-edit ranking (`next_edits`): a file at position r of the session's trail (0: the
+# file touched last) scores TRAIL_DECAY**r, plus GRAPH_GAIN times its association weight
+# from X (an edited file's weight counting EDITED_BOOST times). Chosen on the development
+# replay, leave-one-repository-out (benchmarks/measure_advice.py --loro).
+TRAIL_DECAY = 0.9
+GRAPH_GAIN = 1.0
 
 
 def command_key(tool: str, files) -> str:
@@ -67,11 +82,14 @@ class Advice:
         self.after: dict[str, dict[str, list]] = {}  # project -> {path: [runs, {fp: n}]}
         self.failing: dict[str, dict[str, list]] = {}  # project -> {key: [fp, n, [paths]]}
         self.fixes: dict[str, dict[str, list]] = {}  # project -> {key: [fp, [paths], n]}
+        self.trail: dict[str, list] = {}  # session -> [project, [paths touched, newest last]]
 
     def observe(self, session: str, project: str, tool: str, action, files, error_fp,
                 exit_code) -> None:
         """One tool event (module docstring)."""
         files = list(files or ())
+        if files:
+            self._touch(session, project, files)
         if action == "edit":
             if error_fp or not files:
                 return None  # a failed edit changed nothing
@@ -118,7 +136,26 @@ class Advice:
             return tool, sorted(set(files)), entry[0], list(entry[2])
         return None
 
+    def _touch(self, session: str, project: str, files: list) -> None:
+        entry = self.trail.get(session)
+        if entry is None or entry[0] != project:
+            entry = [project, []]
+        trail = entry[1]
+        for f in files:
+            if f in trail:
+                trail.remove(f)
+            trail.append(f)
+        del trail[:-MAX_TRAIL]
+        _bounded_put(self.trail, session, entry, MAX_SESSIONS)
+
     # --- reading ------------------------------------------------------------------------
+
+    def session_trail(self, session, project: str) -> list[str]:
+        """The files `session` touched in `project`, the last touched first."""
+        entry = self.trail.get(session) if session else None
+        if entry is None or entry[0] != project:
+            return []
+        return entry[1][::-1]
 
     def is_edited(self, project: str, path: str) -> bool:
         return path in self.edited.get(project, ())
@@ -150,7 +187,8 @@ class Advice:
 
     def to_json(self) -> dict:
         return {"edited": self.edited, "pending": [[s, *p] for s, p in self.pending.items()],
-                "after": self.after, "failing": self.failing, "fixes": self.fixes}
+                "after": self.after, "failing": self.failing, "fixes": self.fixes,
+                "trail": [[s, *t] for s, t in self.trail.items()]}
 
     @classmethod
     def from_json(cls, data) -> Advice:
@@ -164,6 +202,7 @@ class Advice:
                        for p, v in (data.get("failing") or {}).items()}
         out.fixes = {p: {k: [e[0], list(e[1]), int(e[2])] for k, e in v.items()}
                      for p, v in (data.get("fixes") or {}).items()}
+        out.trail = {s: [p, list(fs)] for s, p, fs in data.get("trail") or ()}
         return out
 
 
@@ -191,3 +230,25 @@ def co_edits(state, project: str, path: str, k: int = 5, floor: float = MIN_WEIG
             out.append((key, float(weight), float(weight)))
     out.sort(key=lambda x: (-x[2], x[0]))
     return [(p, wt) for p, wt, _ in out[:k]]
+
+
+def next_edits(state, project: str, path: str, session: str | None, k: int = 3,
+               floor: float = MIN_WEIGHT, decay: float = TRAIL_DECAY,
+               gain: float = GRAPH_GAIN) -> list[tuple[str, float, bool]]:
+    """The files memory expects to be edited after `path`: the session's trail (the file
+    touched last scoring 1, then `decay` per place) plus `gain` times the association
+    weight from `path` (`co_edits`, no floor). [(path, score, supported)], best first,
+    ties by path; `supported` when the file's association weight clears `floor` (what
+    earlier sessions observed, beyond this one's trail). Empty when no file is supported:
+    the advice is about history, and the trail alone is what the agent just did."""
+    score: dict[str, float] = {}
+    for f in state.advice.session_trail(session, project):
+        if f != path:
+            score[f] = decay ** len(score)
+    graph = dict(co_edits(state, project, path, k=10**6, floor=0.0))
+    edited = state.advice.edited.get(project, {})
+    for f, w in graph.items():
+        score[f] = score.get(f, 0.0) + gain * w * (EDITED_BOOST if f in edited else 1.0)
+    ranked = sorted(score, key=lambda f: (-score[f], f))[:k]
+    out = [(f, round(score[f], 6), graph.get(f, 0.0) >= floor) for f in ranked]
+    return out if any(s for _, _, s in out) else []

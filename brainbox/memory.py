@@ -609,26 +609,26 @@ class Memory:
 
     def advise(self, event: dict, *, files: int = 3, errors: int = 2) -> dict:
         """What memory observed about a tool call about to run (the PreToolUse advice,
-        `brainbox.advice`): `event` is the call as a normalised tool event (`tool`,
-        `action`, `files`, `project`). For an edit, per file (at most two): its co-edited
-        files (at most `files`) and the errors that followed edits of it (at most
-        `errors`); for a run, the command's last fix and open failure. Lists are empty
-        when nothing clears the floors; no clock or counter of the call is in it."""
+        `brainbox.advice`): `event` is the call as a normalised tool event. For an edit,
+        per file (at most two): the files expected next (`advice.next_edits`, at most
+        `files`) and the errors that followed edits of it (at most `errors`); for a run,
+        the command's last fix and open failure. Lists are empty when nothing clears the
+        floors; no clock or counter of the call is in it."""
         from brainbox import advice, corrections
 
         self.sync()
         st = self.state
         project = event.get("project") or ""
         out = {"edits": [], "command": None}
-        excluded = st.corrections.excluded(project)  # `feedback --never`: never named
+        excluded, sess = st.corrections.excluded(project), event.get("session")  # --never
         if event.get("action") == "edit" and not event.get("error_fp"):
             for path in list(dict.fromkeys(event.get("files") or ()))[:2]:
-                co = advice.co_edits(st, project, path, k=files + len(excluded))
+                co = advice.next_edits(st, project, path, sess, k=files + len(excluded))
                 errs = st.advice.errors_after(project, path, k=errors)
                 if co or errs:
                     out["edits"].append({"path": path, "errors": errs,
-                                         "co_edits": [{"path": p, "weight": round(w, 4)}
-                                                      for p, w in co]})
+                                         "co_edits": [{"path": p, "weight": w}
+                                                      for p, w, _ in co]})
         elif event.get("action") == "run" and event.get("tool"):
             key = advice.command_key(event["tool"], event.get("files"))
             known = st.advice.command(project, key)

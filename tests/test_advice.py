@@ -157,3 +157,53 @@ def test_without_a_daemon_the_pre_tool_hook_is_silent_and_exits_0(tmp_path, brai
         seed(mem, repo)
     env = dict(os.environ, BRAINBOX_DAEMON="off")
     assert hook("PreToolUse", pre_edit(repo, "src/core.py"), env) == ""
+
+
+def test_the_session_trail_ranks_the_next_edit_but_alone_says_nothing(tmp_path):
+    """`advice.next_edits`: within a session, the file touched last ranks first among the
+    supported files (the trail plus the association weight), and a session whose trail
+    holds only files no earlier session linked to X gets no advice at all."""
+    from brainbox import advice
+
+    repo = git_repo(tmp_path / "repo", FILES)
+    with Memory.open() as mem:
+        seed(mem, repo)
+        # a new session reads other.py and test_core.py, then edits core.py
+        tool(mem, repo, "now", "Read", 1_800_000_000.0, files=["src/other.py"])
+        tool(mem, repo, "now", "Read", 1_800_000_001.0, files=["tests/test_core.py"])
+        mem.sync()
+        st = mem.state
+        assert st.advice.session_trail("now", str(repo)) == ["tests/test_core.py",
+                                                              "src/other.py"]
+        ranked = advice.next_edits(st, str(repo), "src/core.py", "now", k=5, floor=0.0)
+        plain = advice.next_edits(st, str(repo), "src/core.py", None, k=5, floor=0.0)
+        found = mem.advise({**edit_event(repo, "src/core.py"), "session": "now"})
+        quiet = mem.advise({**edit_event(repo, "docs/new.md"), "session": "now"})
+        trail_only = advice.next_edits(st, str(repo), "docs/new.md", "now", k=5)
+    by_path = {p: s for p, s, _ in ranked}
+    plain_by = {p: s for p, s, _ in plain}
+    # the trail adds 1 to the file touched last and 0.9 to the one before it
+    assert by_path["tests/test_core.py"] == pytest.approx(plain_by["tests/test_core.py"] + 1.0)
+    assert by_path["src/other.py"] == pytest.approx(plain_by.get("src/other.py", 0.0) + 0.9)
+    assert ranked[0][0] == "tests/test_core.py"
+    assert "src/core.py" not in by_path  # never the file being edited
+    assert found["edits"][0]["co_edits"][0]["path"] == "tests/test_core.py"
+    # a file no earlier session linked to anything: the trail alone, no advice
+    assert trail_only == [] and quiet["edits"] == []
+
+
+def test_the_trail_is_bounded_and_saved_with_the_state(tmp_path):
+    from brainbox.advice import MAX_TRAIL, Advice
+
+    a = Advice()
+    for i in range(MAX_TRAIL + 10):
+        a.observe("s", "/p", "Read", "read", [f"f{i}.py"], None, None)
+    a.observe("s", "/p", "Read", "read", ["f20.py"], None, None)  # touched again: newest
+    trail = a.session_trail("s", "/p")
+    assert len(trail) == MAX_TRAIL and trail[0] == "f20.py" and trail.count("f20.py") == 1
+    assert a.session_trail("s", "/other") == [] and a.session_trail(None, "/p") == []
+    back = Advice.from_json(json.loads(json.dumps(a.to_json())))
+    assert back.session_trail("s", "/p") == trail
+    old = a.to_json()
+    del old["trail"]  # a state saved before the trail existed still loads
+    assert Advice.from_json(old).session_trail("s", "/p") == []
