@@ -11,7 +11,8 @@ before, as the hooks would (`Policy.update` after each task).
 
 Prints, pooled and per source: the mean reward per prompt of the policy and of each fixed
 arm, the paired bootstrap (1,000 resamples over tasks, seed 42) of the policy minus each
-arm, the share of prompts the policy left silent (and of those recall had nothing for),
+arm (the policy decides from recall's calibrated confidences, `injection.expected`, and
+the decisions scored before), the share of prompts the policy left silent (and of those recall had nothing for),
 and the arms it chose.
 
     python benchmarks/measure_policy.py [--json]
@@ -59,11 +60,15 @@ def series_rows(tasks) -> list[dict]:
             full = inj.rewards(used, chars, len(items))
             ctx = inj.context(items[0]["confidence"], q, in_session=False,
                               decisions=policy.decisions.get(root, 0), prompt_index=0)
-            a = policy.choose(root, ctx, len(items))
-            policy.update(root, ctx, full)  # every arm observed (brainbox.injection)
-            row.update(arms=full, policy=full[a], arm=inj.NAMES[a], ctx=ctx)
+            exp = inj.expected([it["confidence"] for it in items], chars)
+            model = inj.model_arm(exp, len(items))
+            a = policy.choose(root, ctx, len(items), exp)
+            policy.update(root, ctx, full, model)  # every arm observed (brainbox.injection)
+            row.update(arms=full, policy=full[a], arm=inj.NAMES[a], ctx=ctx,
+                       model=full[model])
         else:
-            row.update(arms=[0.0] * len(inj.ARMS), policy=0.0, arm="none", ctx=None)
+            row.update(arms=[0.0] * len(inj.ARMS), policy=0.0, arm="none", ctx=None,
+                       model=0.0)
         rows.append(row)
         clock = fold_task(state, events, session, root, task.description or "", clock)
     return rows

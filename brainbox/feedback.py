@@ -55,7 +55,7 @@ def decisions(batches: list[dict], events: list[dict]) -> list[dict]:
             continue
         touched = _touched(b, events)
         used = [(p in touched, touched.get(p, False)) for p in offered]
-        out.append({"ctx": str(b["ctx"]), "arm": b.get("arm"),
+        out.append({"ctx": str(b["ctx"]), "arm": b.get("arm"), "model": b.get("model"),
                     "rewards": rewards(used, [int(c) for c in chars], len(offered))})
     return out
 

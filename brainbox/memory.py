@@ -416,20 +416,20 @@ class Memory:
         return items
 
     def inject_decision(self, query: str, *, project: str, session: str | None,
-                        items: list[dict]) -> dict:
-        """How many of `items` (the prompt's list, best first, non-empty) to show: the
-        injection policy's arm for this prompt's context (`brainbox.injection`).
-        {"ctx", "arm" (its name), "show" (items)}."""
+                        items: list[dict], chars: list[int] | None = None) -> dict:
+        """How many of `items` (recall's list, non-empty; `chars`: the block's length for 0..n
+        of them) to show (`brainbox.injection`): {"ctx", "arm", "model", "show"}."""
         from brainbox import injection as inj
         from brainbox.recall import session_context
 
-        in_sess = session_context(self.index, project, session) == "session"
         policy = self.state.policy
-        ctx = inj.context(float(items[0].get("confidence") or 0.0), query,
-                          in_session=in_sess, decisions=policy.decisions.get(project, 0),
-                          prompt_index=1 if in_sess else 0)
-        a = policy.choose(project, ctx, len(items))
-        return {"ctx": ctx, "arm": inj.NAMES[a], "show": min(inj.ARMS[a], len(items))}
+        in_sess = session_context(self.index, project, session) == "session"
+        ctx = inj.context(float(items[0].get("confidence") or 0.0), query, in_session=in_sess,
+                          decisions=policy.decisions.get(project, 0), prompt_index=int(in_sess))
+        exp = inj.expected([float(it.get("confidence") or 0) for it in items], chars or [])
+        a, model = policy.choose(project, ctx, len(items), exp), inj.model_arm(exp, len(items))
+        return {"ctx": ctx, "arm": inj.NAMES[a], "model": inj.NAMES[model],
+                "show": min(inj.ARMS[a], len(items))}
 
     def prefer_worktree(self, results: list, project: str, worktree: str | None) -> list:
         """`results` (recall's order for `project`) with, among those whose confidence

@@ -496,7 +496,8 @@ class State(EdgeStore, Decay):
                 r = d.get("rewards") if isinstance(d, dict) else None
                 if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
                     self.policy.update(project, str(d["ctx"]),
-                                       [None if x is None else float(x) for x in r])
+                                       [None if x is None else float(x) for x in r],
+                                       d.get("model"))
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
                 if fid is None or (not item.get("used") and wrong_key(

@@ -207,7 +207,8 @@ class Service:
             chars = [0] + [len(format_suggestions(items[:k], tools, max_chars)[0])
                            for k in range(1, len(items) + 1)]
             decision = mem.inject_decision(str(req.get("query") or ""), project=project,
-                                           session=req.get("session"), items=items)
+                                           session=req.get("session"), items=items,
+                                           chars=chars)
             decision.update(offered=[it["path"] for it in items], chars_by_k=chars)
             items = items[:decision["show"]]
         text, items = format_suggestions(items, tools, max_chars)

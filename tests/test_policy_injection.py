@@ -39,31 +39,54 @@ def test_rewards_are_the_design_formula_per_arm():
     assert inj.rewards(used[:1], chars[:2], available=3) == [0.0, r[1], None, None]
 
 
-def test_warm_up_then_the_best_arm_and_silence_when_nothing_is_used():
-    p = inj.Policy()
+def test_the_model_arm_is_the_largest_expected_reward_of_the_calibrated_confidences():
+    chars = [0, 100, 180, 260, 340, 420]
+    exp = inj.expected([0.9, 0.5, 0.4, 0.1, 0.05], chars)
+    cost = [2.0 * (c / 4.0) / 1000.0 for c in chars]
+    assert exp[0] == 0.0
+    assert exp[1] == pytest.approx(0.9 - cost[1])
+    assert exp[2] == pytest.approx(0.9 + 0.5 / 2 + 0.4 / 3 - cost[3])
+    assert exp[3] == pytest.approx(0.9 + 0.25 + 0.4 / 3 + 0.1 / 4 + 0.05 / 5 - cost[5])
+    assert inj.model_arm(exp, 5) == 2  # items 4 and 5 do not pay for their characters
+    assert inj.model_arm(inj.expected([0.9, 0.5, 0.4, 0.5, 0.4], chars), 5) == 3  # they do
+    low = inj.expected([0.05, 0.01, 0.01], chars[:4])
+    assert inj.model_arm(low, 3) == 1  # nothing pays for itself: the first (silence is learned)
+    assert inj.model_arm(None, 5) == 3 and inj.model_arm(None, 2) == 2  # no model: TOP5
+    assert inj.expected([0.5], []) == [] and inj.model_arm([], 4) == 3
+
+
+def test_the_policy_leaves_the_models_arm_only_on_confident_paired_evidence():
     ctx = "mid|task|new|first"
-    assert p.choose("/p", ctx, 5) == 3  # warm-up: TOP5
-    for _ in range(inj.WARMUP):  # TOP1 earns most: its one item is used, the rest not
-        p.update("/p", ctx, [0.0, 0.9, 0.7, 0.5])
-    assert p.choose("/p", ctx, 5) == 1
-    q = inj.Policy()
-    for _ in range(3 * inj.WARMUP):  # nothing shown is ever used: only the cost remains
-        q.update("/q", ctx, [0.0, -0.05, -0.12, -0.2])
-    assert q.choose("/q", ctx, 5) == 0  # SILENT
+    exp = [0.0, 0.3, 0.5, 0.6]  # the model says TOP5
+    p = inj.Policy()
+    assert p.choose("/p", ctx, 5, exp) == 3
+    for _ in range(inj.MIN_PAIRS - 1):  # TOP1 earns more every time, but not yet often
+        p.update("/p", ctx, [0.0, 0.9, 0.7, 0.5], model=3)
+    assert p.choose("/p", ctx, 5, exp) == 3
+    p.update("/p", ctx, [0.0, 0.9, 0.7, 0.5], model="TOP5")  # by name, as the log has it
+    assert p.choose("/p", ctx, 5, exp) == 1
+    q = inj.Policy()  # nothing shown is ever used: only the cost remains
+    for _ in range(inj.MIN_PAIRS):
+        q.update("/q", ctx, [0.0, -0.05, -0.12, -0.2], model=3)
+    assert q.choose("/q", ctx, 5, exp) == 0  # SILENT
+    noisy = inj.Policy()  # TOP3 ahead on average, but by less than its noise
+    for i in range(4 * inj.MIN_PAIRS):
+        noisy.update("/n", ctx, [0.0, 0.2, 0.5 + (0.3 if i % 2 else -0.28), 0.5], model=3)
+    assert noisy.choose("/n", ctx, 5, exp) == 3
     # an arm whose list equals a smaller arm's (2 items available) is never chosen
-    r = inj.Policy()
-    for _ in range(inj.WARMUP):
-        r.update("/r", ctx, [0.0, 0.1, 0.5, 0.9])
-    assert r.choose("/r", ctx, 2) == 2  # TOP3 (shows 2), not TOP5 (the same 2)
+    assert inj.Policy().choose("/r", ctx, 2, exp) == 2
     assert inj.Policy.from_json(json.loads(json.dumps(p.to_json()))).to_json() == p.to_json()
+    # a state saved before the paired sums: [n, sum] per arm still loads
+    old = inj.Policy.from_json({"cells": {"/p": {ctx: [[3, 0.5]] * 4}}, "decisions": {}})
+    assert old.cells["/p"][ctx][1] == [3, 0.5, 0, 0.0, 0.0]
 
 
 def test_a_young_context_backs_off_to_the_projects_pooled_statistics():
     p = inj.Policy()
-    for _ in range(inj.WARMUP * 2):
+    for _ in range(inj.MIN_PAIRS):
         p.update("/p", "high|task|new|first", [0.0, 1.0, 0.4, 0.3])
     assert p.choose("/p", "low|question|new|first", 5) == 1  # from the pooled cell
-    assert p.choose("/other", "high|task|new|first", 5) == 3  # another project: warm-up
+    assert p.choose("/other", "high|task|new|first", 5) == 3  # another project: the model
 
 
 def _feedback(mem, project, session, at, ctx, rewards):
@@ -95,8 +118,8 @@ def test_the_policy_is_folded_from_feedback_events_and_rebuilt_exactly(tmp_path)
 
 def test_a_prompt_hooks_decision_reaches_the_feedback_event_and_the_policy(tmp_path,
                                                                             brainbox_home):
-    """Real hook processes: the prompt hook shows the policy's arm (warm-up: all five)
-    and remembers recall's whole list; Stop scores every arm from what the session then
+    """Real hook processes: the prompt hook shows the policy's arm (no history yet: the
+    model's, from the calibrated confidences) and remembers recall's whole list; Stop scores every arm from what the session then
     touched, in the feedback event; the folded policy counts it, and a rebuild agrees."""
     import os
     import time
@@ -127,11 +150,15 @@ def test_a_prompt_hooks_decision_reaches_the_feedback_event_and_the_policy(tmp_p
             "SELECT meta FROM events WHERE kind = 'feedback'").fetchall()]
         assert len(fb) == 1
         (decision,) = json.loads(fb[0][0])["decisions"]
-        assert decision["arm"] == "TOP5" and decision["ctx"].endswith("|new|first")
+        assert decision["arm"] == decision["model"] and decision["model"] in inj.NAMES
+        assert decision["ctx"].endswith("|new|first")
         r = decision["rewards"]
         assert r[0] == 0.0 and all(x is not None for x in r)
         assert r[1] > 1.0  # login.py, first, was edited: 1.5 minus the block's cost
         policy = mem.state.policy.to_json()
         assert policy["decisions"] == {str(repo): 1}
+        cell = policy["cells"][str(repo)][decision["ctx"]]
+        assert [a[2] for a in cell] == [1, 1, 1, 1]  # paired with the model's arm
+        assert cell[inj.NAMES.index(decision["model"])][3] == 0.0
         mem.rebuild()
         assert mem.state.policy.to_json() == policy
