@@ -113,9 +113,10 @@ def register(cli, domain_errors) -> None:
           brainbox --db new.db restore brainbox-events.jsonl
           brainbox restore laptop.jsonl --merge --dry-run
         """
-        from brainbox import archive, paths
+        from brainbox import archive, jitmode, paths
 
         db = os.path.abspath(ctx.obj.get("db") or paths.db_path())
+        jitmode.prepare(db)  # the rebuild's kernels: compiled on a warm cache (open_memory's rule)
         data = archive.restore(db, file, merge=merge, dry_run=dry_run)
 
         def human(d):

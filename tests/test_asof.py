@@ -156,3 +156,32 @@ def test_log_as_of_shows_what_was_scored_and_pending_then(tmp_path):
     now = json.loads(run(db, "log", "--json").stdout)
     assert [(r["path"], r["outcome"]) for r in now] == [
         ("src/c.py", "read"), ("src/b.py", "read"), ("src/a.py", "read")]
+
+
+def test_mcp_tools_take_as_of(workload, monkeypatch):
+    pytest.importorskip("mcp")
+    from tests.test_mcp import run_session
+
+    path, raw = workload
+    monkeypatch.setenv("BRAINBOX_DB", str(path))
+    t = sorted(float(e["at"]) for e in raw)[300]
+    project = raw[0]["project"]
+
+    async def script(s):
+        out = {}
+        for name, args in (("recall", {"query": "auth login", "project": project}),
+                           ("predict_next", {"session": raw[0]["session"]}), ("stats", {})):
+            for key, extra in (("now", {}), ("past", {"as_of": str(t)})):
+                r = await s.call_tool(name, {**args, **extra})
+                assert not r.isError, r.content
+                out[name, key] = json.loads(r.content[0].text)
+        out["bad"] = await s.call_tool("stats", {"as_of": "soon"})
+        return out
+
+    out = run_session(script)
+    with AsOf.open(path, t) as past:
+        assert out["recall", "past"]["results"] == [
+            r.as_dict() for r in past.recall("auth login", project=project)]
+        assert out["stats", "past"]["events"] == past.stats()["events"] < len(raw)
+    assert out["stats", "now"]["events"] == len(raw)
+    assert out["bad"].isError and "as_of" in out["bad"].content[0].text
