@@ -165,6 +165,11 @@ def _event(path: str, no: int, raw: bytes, cols: list[str]) -> dict:
     extra = sorted(set(row) - set(cols))
     if extra:
         raise ArchiveError(f"{where}: column {extra[0]!r} is not in the manifest")
+    odd = next((c for c, v in row.items() if v is not None and (
+        isinstance(v, bool) or not isinstance(v, (str, int, float)))), None)
+    if odd is not None:
+        raise ArchiveError(f"{where}: {odd} holds a {type(row[odd]).__name__}, not a stored "
+                           f"value (text, number or null)")
     for name, kind in REQUIRED.items():
         value = row.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):

@@ -117,6 +117,9 @@ def test_a_broken_line_fails_naming_it_and_changes_nothing(transcripts_memory, t
         "truncated": (lines[:-1], "truncated"),
         "no id": (lines[:3] + [b'{"at":1.0,"session":"s","project":"/p","kind":"tool"}\n']
                   + lines[4:], "line 4: id is missing"),
+        "object": (lines[:2] + [lines[2].replace(b'"tool":"', b'"tool":{"x":"', 1)
+                                .replace(b'","action"', b'"},"action"', 1)] + lines[3:],
+                   "line 3: tool holds a dict"),
         "newer schema": ([lines[0].replace(b'"schema": ', b'"schema": 9')] + lines[1:],
                          "newer than this brainbox"),
     }
