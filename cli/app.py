@@ -15,6 +15,7 @@ import time
 import click
 
 from brainbox import BrainboxError
+from brainbox.cli.archive_cmd import as_of_option, open_as_of, parse_as_of
 from brainbox.cli.output import emit
 
 
@@ -137,10 +138,11 @@ def record(ctx):
 @click.option("--project", help="Project key (default: the repository of --cwd, every worktree one project; $BRAINBOX_PROJECT).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="At most this many files.")
+@as_of_option
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def recall(ctx, query, session, cwd, project, limit, as_json):
+def recall(ctx, query, session, cwd, project, limit, as_of, as_json):
     """Files most likely needed for QUERY, with their evidence.
 
     A running daemon (`brainbox serve --detach`) answers when it serves this database:
@@ -151,17 +153,21 @@ def recall(ctx, query, session, cwd, project, limit, as_json):
       brainbox recall "login" --json
     """
     t0 = time.perf_counter()
-    found = _daemon(ctx, "recall", query=query, session=session, project=project,
-                    cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
+    at = parse_as_of(as_of)
+    found = None if at is not None else _daemon(
+        ctx, "recall", query=query, session=session, project=project,
+        cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
     if isinstance(found, list):
         results, served_by = found, "daemon"
     else:
-        with open_memory(ctx) as mem:
+        with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
             results = [r.as_dict() for r in mem.recall(query, session=session, cwd=cwd,
                                                          project=project, limit=limit)]
         served_by = "process"
     data = {"query": query, "results": results, "served_by": served_by,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
+    if at is not None:
+        data["as_of"] = at
 
     def human(d):
         if not d["results"]:
@@ -178,24 +184,28 @@ def recall(ctx, query, session, cwd, project, limit, as_json):
 @click.option("--session", help="Session id (default: none, the global tool prior).")
 @click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True,
               help="How many tools.")
+@as_of_option
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def predict(ctx, session, limit, as_json):
+def predict(ctx, session, limit, as_of, as_json):
     """The next tools the session will most likely call (top 3).
 
     Scores are fused reciprocal-rank scores (the session's tool n-grams, then tool
     frequency): they order the tools, they are not probabilities. A running daemon
     answers when it serves this database.
     """
-    found = _daemon(ctx, "predict", session=session, k=limit)
+    at = parse_as_of(as_of)
+    found = None if at is not None else _daemon(ctx, "predict", session=session, k=limit)
     if isinstance(found, list):
         tools, served_by = [(t["tool"], t["score"]) for t in found], "daemon"
     else:
-        with open_memory(ctx) as mem:
+        with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
             tools, served_by = mem.predict_tools(session, k=limit), "process"
     data = {"session": session, "tools": [{"tool": t, "score": round(s, 6)} for t, s in tools],
             "served_by": served_by}
+    if at is not None:
+        data["as_of"] = at
     emit(data, as_json, lambda d: [click.echo(f"{t['score']:.4f}  {t['tool']}")
                                    for t in d["tools"]] or click.echo("no prediction"))
 
@@ -217,24 +227,29 @@ def _daemon(ctx, op: str, **fields):
 @click.option("--session", help="Session id: adds session evidence.")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working folder (default: .).")
 @click.option("--project", help="Project key (default: the repository of --cwd, every worktree one project; $BRAINBOX_PROJECT).")
+@as_of_option
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def explain(ctx, path, query, session, cwd, project, as_json):
+def explain(ctx, path, query, session, cwd, project, as_of, as_json):
     """Why PATH ranks where it does for a query: channels, ranks and edges.
 
     A running daemon answers when it serves this database (JSON `served_by`); else, or
     when it cannot (PATH not in memory: the error is then this process's), it is
     computed here.
     """
-    data = _daemon(ctx, "explain", path=path, query=query, session=session, project=project,
-                   cwd=os.path.abspath(cwd or os.getcwd()))
+    at = parse_as_of(as_of)
+    data = None if at is not None else _daemon(
+        ctx, "explain", path=path, query=query, session=session, project=project,
+        cwd=os.path.abspath(cwd or os.getcwd()))
     if isinstance(data, dict):
         data["served_by"] = "daemon"
     else:
-        with open_memory(ctx) as mem:
+        with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
             data = mem.explain(path, query, session=session, cwd=cwd, project=project)
         data["served_by"] = "process"
+        if at is not None:
+            data["as_of"] = at
     data["confidence"] = round(float(data["confidence"]), 4)
 
     def human(d):
@@ -255,10 +270,11 @@ def explain(ctx, path, query, session, cwd, project, as_json):
 
 
 @cli.command()
+@as_of_option
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def stats(ctx, as_json):
+def stats(ctx, as_of, as_json):
     """Counts: events, resources by kind, associations, database size.
 
     Answered from SQL when the saved state covers the whole log (no numpy: starts in
@@ -268,13 +284,17 @@ def stats(ctx, as_json):
     from brainbox import paths, store
 
     path = os.path.abspath(ctx.obj.get("db") or paths.db_path())
+    at = parse_as_of(as_of)
     conn = store.connect(path)
     try:
-        counts = store.saved_counts(conn)
+        counts = store.saved_counts(conn) if at is None else None
         size = store.db_bytes(conn)
     finally:
         conn.close()
     data = None
+    if at is not None:
+        with open_as_of(ctx, at) as mem:
+            data = mem.stats()
     if counts is not None:
         from brainbox.kernels.codes import FILE, KIND_NAMES  # standard library only
 
@@ -286,7 +306,7 @@ def stats(ctx, as_json):
     if data is None:
         from brainbox.cli import client
 
-        data = client.call("stats", timeout=5.0, db=path)
+        data = client.call("stats", timeout=5.0, db=path)  # answers for the whole log
     if data is None:
         with open_memory(ctx) as mem:
             data = mem.stats()
@@ -473,6 +493,7 @@ def _register_commands():
     """Commands that live in their own modules (replay, hooks, daemon, installers)."""
     from brainbox.cli import (
         agent_cmds,
+        archive_cmd,
         feedback_cmd,
         fit_cmd,
         index_cmd,
@@ -486,6 +507,7 @@ def _register_commands():
     index_cmd.register(cli)
     search_cmd.register(cli)
     pin_cmd.register(cli, domain_errors, open_memory)
+    archive_cmd.register(cli, domain_errors)
     feedback_cmd.register(cli, domain_errors, open_memory)
     agent_cmds.register(cli)
 

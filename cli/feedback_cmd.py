@@ -11,6 +11,7 @@ import time
 
 import click
 
+from brainbox.cli.archive_cmd import as_of_option, open_as_of, parse_as_of
 from brainbox.cli.output import emit
 
 
@@ -48,10 +49,11 @@ def register(cli, domain_errors, open_memory) -> None:
     @click.option("--excluded", is_flag=True,
                   help="List the files `feedback --never` excludes instead.")
     @project_opt
+    @as_of_option
     @json_opt
     @click.pass_context
     @domain_errors
-    def log_cmd(ctx, session, limit, excluded, project, as_json):
+    def log_cmd(ctx, session, limit, excluded, project, as_of, as_json):
         """What memory injected into prompts, newest first: when, why (channels, the
         association it came by, confidence), and what became of it (read, edited,
         ignored, or pending until the session's Stop).
@@ -64,9 +66,14 @@ def register(cli, domain_errors, open_memory) -> None:
         from brainbox import corrections
         from brainbox.cli.handler import peek_pending
 
-        with open_memory(ctx) as mem:
+        at = parse_as_of(as_of)
+        with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
             if excluded:
                 data = corrections.exclusions(mem, project)
+            elif at is not None:  # scored by T, else pending at T (brainbox.asof)
+                from brainbox.asof import injection_log
+
+                data = injection_log(mem, peek_pending(session), session=session, limit=limit)
             else:
                 data = corrections.injection_log(mem, peek_pending(session), session=session,
                                                  limit=limit)

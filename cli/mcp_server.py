@@ -6,7 +6,8 @@ extra: without it `run()` raises `MissingSDK` with the install command.
 
 Tools (typed parameters; FastMCP derives each JSON schema from the signature):
 `record` (one tool call or prompt), `recall` (files for a query, with evidence),
-`explain` (why a file ranks where it does), `error` (record an error; returns its
+`explain` (why a file ranks where it does; it, `recall`, `predict_next` and `stats`
+take `as_of`, as the CLI's `--as-of`), `error` (record an error; returns its
 fingerprint and the files that fixed it before: the error's strongest learned
 associations to files of the project), `resolve` (link an error to the files that fixed
 it), `predict_next` (next tools of a session), `stats`, `forget` (with the CLI's safety:
@@ -99,6 +100,25 @@ def _build():
                                                       "evidence).")]
     Project = Annotated[str | None, Field(description="Project key (default: the repository "
                                                       "of cwd).")]
+    AsOfT = Annotated[str | None, Field(description="Answer as memory would have at this "
+                                                    "time: ISO 8601, Unix seconds, or 2h, 3d, "
+                                                    "2w ago (from the events up to it).")]
+
+    def past(as_of):
+        """The memory to answer from: the server's, or, with `as_of`, the read-only memory
+        of the events up to that time (`brainbox.asof`; closed after the call)."""
+        import contextlib
+
+        if as_of is None:
+            return contextlib.nullcontext(memory())
+        from brainbox.asof import AsOf
+        from brainbox.cli.transcripts import parse_since
+
+        try:
+            at = parse_since(as_of)
+        except ValueError as exc:
+            raise ValueError(f"as_of: {exc}") from None
+        return guard(AsOf.open, memory().path, at)
 
     @server.tool()
     def record(
@@ -125,10 +145,12 @@ def _build():
         project: Project = None,
         session: Session = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
+        as_of: AsOfT = None,
     ) -> dict[str, Any]:
         """Files most likely needed for the query, with confidence and evidence."""
-        results = guard(memory().recall, query, session=session, cwd=cwd, project=project,
-                        limit=limit)
+        with past(as_of) as mem:
+            results = guard(mem.recall, query, session=session, cwd=cwd, project=project,
+                            limit=limit)
         return {"query": query, "results": [r.as_dict() for r in results]}
 
     @server.tool()
@@ -138,9 +160,11 @@ def _build():
         cwd: Cwd = None,
         project: Project = None,
         session: Session = None,
+        as_of: AsOfT = None,
     ) -> dict[str, Any]:
         """Why a file ranks where it does for a query: channels, ranks, incoming edges."""
-        out = guard(memory().explain, path, query, session=session, cwd=cwd, project=project)
+        with past(as_of) as mem:
+            out = guard(mem.explain, path, query, session=session, cwd=cwd, project=project)
         return {**out, "confidence": round(float(out["confidence"]), 4)}
 
     @server.tool()
@@ -180,9 +204,11 @@ def _build():
     def predict_next(
         session: Annotated[str, Field(description="Session id.")],
         k: Annotated[int, Field(ge=1, le=20, description="How many tools.")] = 3,
+        as_of: AsOfT = None,
     ) -> dict[str, Any]:
         """The tools the session will most likely call next."""
-        tools = guard(memory().predict_tools, session, k=k)
+        with past(as_of) as mem:
+            tools = guard(mem.predict_tools, session, k=k)
         return {"session": session, "tools": [{"tool": t, "score": round(s, 6)}
                                               for t, s in tools]}
 
@@ -200,9 +226,10 @@ def _build():
                 "snippets": guard(mem.search, query, cwd=cwd, limit=limit)}
 
     @server.tool()
-    def stats() -> dict[str, Any]:
+    def stats(as_of: AsOfT = None) -> dict[str, Any]:
         """Counts: events, resources by kind, associations, database size."""
-        return guard(memory().stats)
+        with past(as_of) as mem:
+            return guard(mem.stats)
 
     @server.tool()
     def forget(

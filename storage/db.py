@@ -587,14 +587,16 @@ def _row_event(row) -> dict:
     return ev
 
 
-def iter_events(conn, after: int = 0, batch: int = 50_000):
-    """Events with id > after, in id order, as dicts."""
+def iter_events(conn, after: int = 0, batch: int = 50_000, until: float | None = None):
+    """Events with id > after (and `at` <= until, when given: `--as-of`), in id order,
+    as dicts."""
     cols = ", ".join(("id",) + EVENT_COLUMNS)
+    when, args = ("", ()) if until is None else (" AND at <= ?", (float(until),))
     last = after
     while True:
         rows = conn.execute(
-            f"SELECT {cols} FROM events WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
-        ).fetchall()
+            f"SELECT {cols} FROM events WHERE id > ?{when} ORDER BY id LIMIT ?",
+            (last, *args, batch)).fetchall()
         if not rows:
             return
         for row in rows:
