@@ -149,6 +149,10 @@ def register(cli) -> None:
                   help="Rank recall's snippet channel over a code index of what earlier "
                        "tasks' tool results showed (Read results, cat / sed -n output). Off "
                        "by default: not tuned, it lowers P2 and all-files P1-edit.")
+    @click.option("--policy", "policy", is_flag=True,
+                  help="Evaluate the injection policy instead: every arm's reward at every "
+                       "prompt, the policy's, the best arm in hindsight, the silent share; "
+                       "--figure draws the regret over time.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
@@ -156,7 +160,8 @@ def register(cli) -> None:
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
-               md_out, fig_out, files, ablations, fusion, seen_snippets, no_progress, engine):
+               md_out, fig_out, files, ablations, fusion, seen_snippets, policy, no_progress,
+               engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -169,6 +174,7 @@ def register(cli) -> None:
           brainbox replay ../shared/data/trajectories/claude-code-swebench-lite \\
               --repos ../shared/data/repos
           brainbox replay --synthetic 100000 --no-progress --json
+          brainbox replay ../shared/data/trajectories --policy --figure regret.png
         """
         from brainbox import BrainboxError
         from brainbox.eval import report
@@ -187,6 +193,10 @@ def register(cli) -> None:
             if as_json and not os.path.exists(src) and (src == "-" or src.endswith(".json")):
                 _fail(f"no such source: {src} (--json takes no value: it prints the JSON on "
                       f"stdout; write a file with --json-out {src})")
+        if policy:
+            if not sources:
+                raise click.UsageError("--policy needs at least one SOURCE")
+            return _policy(sources, fmt, seed, as_json, json_out, md_out, fig_out, no_progress)
         try:
             result = run(sources, fmt=fmt, repos=repos, max_tasks_per_repo=max_tasks_per_repo,
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,
@@ -202,19 +212,7 @@ def register(cli) -> None:
             where = ", ".join(sources) if sources else "the synthetic workload"
             _fail(f"no usable task in {where}: nothing replayed, no report written "
                   "(see the warnings above; is it a trajectory source?)")
-        md = report.markdown(result)
-        text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
-        if as_json:
-            _write("-", text)
-        if json_out:
-            _write(json_out, text)
-        if md_out:
-            _write(md_out, md)
-        if not as_json and not json_out and not md_out:
-            _write("-", md)
-        if fig_out and not report.figure(result, fig_out):
-            click.echo("brainbox: matplotlib is not installed (pip install 'brainbox[plot]'); "
-                       "no figure written", err=True)
+        _emit(result, report.markdown(result), report.figure, as_json, json_out, md_out, fig_out)
         tm = result["timings"]
         warm = tm.get("compile_s") or 0.0
         runs = tm.get("replays", 0)
@@ -226,3 +224,40 @@ def register(cli) -> None:
                       else "")
                    + f" ({tm['events_per_s'] or 0:,.0f} events/s"
                    + (" without it)" if warm >= 0.05 else ")"), err=True)
+
+
+def _policy(sources, fmt, seed, as_json, json_out, md_out, fig_out, no_progress) -> None:
+    """``brainbox replay --policy``: ``brainbox.eval.policy`` with the prompt hook's block."""
+    from brainbox import BrainboxError
+    from brainbox.cli.service import format_suggestions
+    from brainbox.eval import policy as evalpolicy
+
+    def block(items):
+        return format_suggestions(items, [], 10**6)[0]
+
+    log = None if no_progress else (lambda m: click.echo(m, err=True))
+    try:
+        result = evalpolicy.evaluate(sources, block, fmt=fmt, seed=seed, log=log)
+    except BrainboxError as exc:
+        _fail(_cli_message(str(exc)))
+    if not result["pooled"].get("prompts"):
+        _fail(f"no usable task in {', '.join(sources)}: nothing replayed, no report written")
+    _emit(result, evalpolicy.markdown(result), evalpolicy.figure, as_json, json_out, md_out,
+          fig_out)
+
+
+def _emit(result, md, figure, as_json, json_out, md_out, fig_out) -> None:
+    """The report: JSON on stdout (`--json`) and/or in `--json-out`, the Markdown in
+    `--markdown` (on stdout when nothing else is asked), the figure in `--figure`."""
+    text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
+    if as_json:
+        _write("-", text)
+    if json_out:
+        _write(json_out, text)
+    if md_out:
+        _write(md_out, md)
+    if not as_json and not json_out and not md_out:
+        _write("-", md)
+    if fig_out and not figure(result, fig_out):
+        click.echo("brainbox: matplotlib is not installed (pip install 'brainbox[plot]'); "
+                   "no figure written", err=True)
