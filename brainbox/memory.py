@@ -406,7 +406,7 @@ class Memory:
             if not _on_disk(root, r.path) or r.path in self.state.corrections.excluded(project):
                 continue
             src = r.via_edge[0] if r.via_edge else None
-            item = {"path": r.path, "rank": len(items) + 1, "why": _evidence(r),
+            item = {"path": r.path, "rank": len(items) + 1, "why": evidence(r),
                     "via": src, "confidence": round(r.confidence, 4), "channels": dict(r.channels)}
             if r.snippet:  # with a code index: its best snippet
                 item["snippet"] = r.snippet
@@ -474,7 +474,7 @@ class Memory:
             hits = self.recall("", project=project, session=session, limit=k,
                                params=Params(min_probability=0.0))
             if hits:
-                return [{"path": r.path, "why": _evidence(r)} for r in hits]
+                return [{"path": r.path, "why": evidence(r)} for r in hits]
         st = self.state
         files = np.asarray(st.proj_files.get(project, ()), np.int64)  # ascending ids
         if files.size == 0:
@@ -679,7 +679,7 @@ def _on_disk(project: str, path: str) -> bool:
     return os.path.isfile(os.path.join(project, path))
 
 
-def _evidence(result: Result) -> str:
+def evidence(result: Result) -> str:
     """A few words of evidence for one recall result, from its channels and via edge."""
     ch = result.channels or {}
     if result.via_edge:

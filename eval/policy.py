@@ -35,7 +35,7 @@ def series_rows(tasks, block) -> list[dict]:
     reward), "policy" (the chosen arm's), "arm", "ctx"}. `block(items)`: the prompt
     block's text for `items`."""
     from brainbox.eval.replay import fold_task, task_frame
-    from brainbox.memory import _evidence
+    from brainbox.memory import evidence
     from brainbox.recall import Index, recall
     from brainbox.state import State
 
@@ -47,7 +47,7 @@ def series_rows(tasks, block) -> list[dict]:
         events, root, session = task_frame(task)
         q = task.description or ""
         hits = recall(index, q, project=root, limit=5, now=clock) if state.n_res else []
-        items = [{"path": r.path, "why": _evidence(r), "confidence": r.confidence}
+        items = [{"path": r.path, "why": evidence(r), "confidence": r.confidence}
                  for r in hits[:5]]
         touched = set(task.gold_read) | set(task.gold_edit)
         used = [(it["path"] in touched, it["path"] in task.gold_edit) for it in items]
