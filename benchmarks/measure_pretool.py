@@ -58,7 +58,7 @@ def main(runs: int = 25) -> int:
         out = ""
         for _ in range(3):  # the daemon loads the memory on its first request
             out = subprocess.run(hook, input=payload, env=env, capture_output=True,
-                                 text=True, timeout=120).stdout
+                                 text=True, timeout=120, check=True).stdout
         py, pre = [], []
         for _ in range(runs):
             t0 = time.perf_counter()
