@@ -35,6 +35,9 @@ Choices:
   prints it, `export` records it) kept elsewhere shows that.
 - A project merge (`projectmerge`) rewrites old rows' project; it re-chains from the first
   changed id (`rechain`), and the merge's own maintenance event is in the chain.
+- Scale (`benchmarks/measure_audit.py`, the 2-core machine shared): chaining 1,000,000
+  stored events (migration 009) took 23.1 s and auditing them 16.0 s (200,000: 5.4 s and
+  4.5 s), in batches of 50,000 rows, memory flat.
 """
 
 from __future__ import annotations
