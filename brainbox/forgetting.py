@@ -13,12 +13,15 @@ Choices:
   memory holds files under it (`.` at the root: the whole project, prompts included); a
   glob when it has `*`, `?` or `[` (matched by `fnmatch` against project-relative paths,
   so `*` also crosses `/`). A folder or a glob needs `recursive`.
-- An event goes when it touches one of the chosen files, or its command, arguments or error
-  text contain one of them (or the folder's `path/`): what mentions a file is forgotten with
+- An event goes when it touches one of the chosen files, or its command, arguments, error
+  or prompt text contain one of them (or the folder's `path/`): what mentions a file is forgotten with
   it. Nothing to delete is `NotInMemory` (exit 1, like `explain`).
 - The code index (`brainbox index`) holds file contents (chunk terms, symbols, vectors):
   the chosen files' entries go too (`indexed`: file -> chunks), by the same rule, and a
   file the index holds counts as a file even when no event names it.
+- A file the checkpoint of `consolidate` holds is refused (`brainbox.retention`): its old
+  events live on only inside the checkpoint's arrays.
+- Deleting goes through `storage.chain.erase`, which records the gaps for `audit`.
 """
 
 from __future__ import annotations
@@ -136,6 +139,10 @@ def plan(conn, path: str, *, cwd: str | None = None, project: str | None = None,
         else:
             out = Plan(rel, project, "text", {},
                        queries.events_mentioning(conn, project, [], [rel]))
+    held = queries.checkpoint_keys(conn)
+    if held and any((project, f) in held for f in [*out.files, rel]):
+        raise BrainboxError(f"{rel or '.'} is folded into the checkpoint `consolidate` made "
+                            "and cannot be taken out of it; nothing was deleted")
     if not out.event_ids and not out.indexed:
         raise NotInMemory(f"nothing in memory mentions {rel or '.'} (project {project})")
     if out.kind in ("folder", "glob", "project") and not recursive:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from brainbox import BrainboxError, learning, paths, store
+from brainbox import BrainboxError, learning, paths, retention, store
 from brainbox.events import EventError, normalize, project_root, relative_path
 from brainbox.identity import identify
 from brainbox.recall import (
@@ -171,13 +171,13 @@ class Memory:
         dbmod.append_events(self.conn, [ev])
 
     def rebuild(self) -> dict:
-        """Recompute the state from the whole log."""
+        """Recompute the state from the whole log (from `consolidate`'s checkpoint on)."""
         dbmod.quick_check(self.conn)  # damaged pages: a one-line error before any write
-        self._state = State()
+        st = self._state = retention.base_state(self.conn)  # consolidate's checkpoint
         self._index = Index(self._state)
         self._saved_resources = 0
         self._saved_watermark = 0
-        folded = learning.fold(self._state, dbmod.iter_events(self.conn, after=0))
+        folded = learning.fold(st, dbmod.iter_events(self.conn, after=st.watermark))
         if self.autosave:
             with dbmod.atomic(self.conn):
                 dbmod.set_meta(self.conn, "watermark", "0")

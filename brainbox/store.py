@@ -29,7 +29,7 @@ from brainbox.storage.files import (
     write_private,
 )
 
-__all__ = ["StoreError", "check_file", "connect", "open_private", "private_dir",
+__all__ = ["StoreError", "audit", "check_file", "connect", "open_private", "private_dir",
            "saved_counts", "strict_dir", "write_private"]
 
 # Names served from `storage.db`, imported on first use (not in `__all__`: they exist only
@@ -60,6 +60,14 @@ def saved_counts(conn) -> dict | None:
     from brainbox.storage import summary
 
     return summary.saved_counts(conn)
+
+
+def audit(conn) -> dict:
+    """The hash chain's verdict (`storage.chain.audit`): {ok, events, head[, bad_id,
+    problem, detail]}."""
+    from brainbox.storage import chain, db
+
+    return chain.audit(conn, db.CHAIN_COLUMNS)
 
 
 def __getattr__(name: str):

@@ -362,9 +362,13 @@ def rebuild(ctx, as_json):
 
 
 @cli.command()
-@click.argument("path")
+@click.argument("path", required=False)
 @click.option("--recursive", "-r", is_flag=True,
               help="Allow a folder (. for the whole project) or a glob: every file under it.")
+@click.option("--session", help="Forget every event of this session instead of a PATH.")
+@click.option("--before", help="Forget every event older than this ISO time or duration "
+              "(30d, 12h, 2w) instead of a PATH.")
+@click.option("--yes", is_flag=True, help="With --session/--before: allow deleting every event.")
 @click.option("--dry-run", is_flag=True, help="List what would be forgotten; delete nothing.")
 @click.option("--cwd", type=click.Path(file_okay=False),
               help="Folder a relative PATH is taken from (default: .).")
@@ -372,8 +376,10 @@ def rebuild(ctx, as_json):
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
-    """Remove every event and association that mentions PATH, and its code index entries.
+def forget(ctx, path, recursive, session, before, yes, dry_run, cwd, project, as_json):
+    """Remove every event and association that mentions PATH, and its code index entries;
+    or every event of a --session, or --before a time. No byte of it stays in the
+    database file or its WAL; each deletion is recorded (ids only) for `brainbox audit`.
 
     PATH is a file in memory or in the code index; a folder or a glob needs --recursive. An absolute PATH is
     forgotten in its own project from any folder. Nothing in memory mentions PATH: exit 1.
@@ -382,10 +388,20 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
     Example:
       brainbox forget src/secrets.py
       brainbox forget src/vendor --recursive --dry-run
+      brainbox forget --session 5f2c... --dry-run
+      brainbox forget --before 90d
     """
     from brainbox.forgetting import ForgetRefused, count
 
+    if session is not None or before is not None:
+        if path is not None:
+            click.echo("brainbox: forget: give PATH, --session or --before, not several",
+                       err=True)
+            sys.exit(2)
+        return _forget_events(ctx, session, before, yes, dry_run, as_json)
     try:
+        if path is None:
+            raise ForgetRefused("forget: give a PATH, --session S or --before T")
         if dry_run:
             data = _forget_dry_run(ctx, path, cwd, project)
         else:
@@ -418,6 +434,30 @@ def forget(ctx, path, recursive, dry_run, cwd, project, as_json):
                        f"({count(d['indexed_chunks'], 'chunk')}) dropped from the code index")
 
     emit(data, as_json, human)
+
+
+def _forget_events(ctx, session, before, yes, dry_run, as_json) -> None:
+    """`forget --session S` / `forget --before T` (`brainbox.retention`)."""
+    from brainbox import retention
+
+    try:
+        if dry_run:  # from the event log alone (standard library only, like PATH's)
+            from brainbox import store
+
+            conn = store.connect(ctx.obj.get("db"))
+            try:
+                data = retention.counted(conn, session=session, before=before)
+            finally:
+                conn.close()
+        else:
+            with open_memory(ctx) as mem:
+                data = retention.forget(mem, session=session, before=before, yes=yes)
+    except retention.RetentionRefused as exc:
+        click.echo(f"brainbox: {exc}", err=True)
+        sys.exit(2)
+    emit(data, as_json, lambda d: click.echo(
+        f"would forget {d['events']} events: {d['what']}; nothing deleted" if d["dry_run"]
+        else f"forgot {d['deleted_events']} events: {d['what']}"))
 
 
 def _forget_dry_run(ctx, path, cwd, project) -> dict:
@@ -500,6 +540,7 @@ def _register_commands():
         pin_cmd,
         replay_cmd,
         search_cmd,
+        trust_cmd,
     )
 
     replay_cmd.register(cli)
@@ -509,6 +550,7 @@ def _register_commands():
     pin_cmd.register(cli, domain_errors, open_memory)
     archive_cmd.register(cli, domain_errors)
     feedback_cmd.register(cli, domain_errors, open_memory)
+    trust_cmd.register(cli, domain_errors, open_memory)
     agent_cmds.register(cli)
 
 

@@ -80,3 +80,46 @@ def load_resources(conn) -> list[tuple[int, int, str, str]]:
 
 def resource_counts(conn) -> dict[int, int]:
     return dict(conn.execute("SELECT kind, count(*) FROM resources GROUP BY kind").fetchall())
+
+
+# --- the checkpoint of `consolidate` (brainbox.retention) ---------------------------------
+
+def save_checkpoint(conn, arrays: dict[str, np.ndarray], resources) -> None:
+    """Replace the consolidation checkpoint (the folded state as of the last dropped event:
+    its arrays and resources) in the caller's transaction or one of its own."""
+    rows = [(name, *_encode(a)) for name, a in arrays.items()]
+    with atomic(conn):
+        conn.execute("DELETE FROM checkpoint_blobs")
+        conn.execute("DELETE FROM checkpoint_resources")
+        conn.executemany("INSERT INTO checkpoint_blobs(name, dtype, shape, data) "
+                         "VALUES (?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO checkpoint_resources(id, kind, project, key) "
+                         "VALUES (?, ?, ?, ?)", resources)
+
+
+def load_checkpoint(conn) -> tuple[dict[str, np.ndarray], list] | None:
+    """(arrays, resources) of the consolidation checkpoint, or None when there is none."""
+    out = {}
+    for name, dtype, shape, data in conn.execute(
+            "SELECT name, dtype, shape, data FROM checkpoint_blobs"):
+        arr = np.frombuffer(data, dtype=np.dtype(dtype)).reshape(json.loads(shape))
+        out[name] = arr.astype(arr.dtype.newbyteorder("="), copy=True)
+    if not out:
+        return None
+    return out, conn.execute(
+        "SELECT id, kind, project, key FROM checkpoint_resources ORDER BY id").fetchall()
+
+
+def checkpoint_digest(conn) -> str:
+    """SHA-256 over the checkpoint's rows (names, dtypes, shapes, data; resources), which
+    the checkpoint's event records: `audit` of the chain covers the record, and the digest
+    ties the stored checkpoint to it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for row in conn.execute("SELECT name, dtype, shape, data FROM checkpoint_blobs ORDER BY name"):
+        for v in row:
+            h.update(v if isinstance(v, bytes) else str(v).encode())
+    for row in conn.execute("SELECT id, kind, project, key FROM checkpoint_resources ORDER BY id"):
+        h.update(json.dumps(list(row), ensure_ascii=False).encode())
+    return h.hexdigest()

@@ -50,6 +50,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from brainbox.storage import chain as _chain
 from brainbox.storage import files as _files
 from brainbox.storage.files import StoreError
 
@@ -268,11 +269,28 @@ def _m008_event_worktree(conn) -> None:
     conn.execute("ALTER TABLE events ADD COLUMN worktree TEXT")
 
 
+def _m009_event_chain(conn) -> None:
+    """The hash chain (`storage.chain`): `events.hash`, the checkpoint tables of `consolidate`
+    (`brainbox.retention`), and the chain over the stored events in id order; ids forgotten
+    before it are recorded as gaps, bridged by the hash before them."""
+    conn.execute("ALTER TABLE events ADD COLUMN hash TEXT")
+    conn.execute("CREATE TABLE checkpoint_blobs (name TEXT PRIMARY KEY, dtype TEXT NOT NULL, "
+                 "shape TEXT NOT NULL, data BLOB NOT NULL)")
+    conn.execute("CREATE TABLE checkpoint_resources (id INTEGER PRIMARY KEY, kind INTEGER NOT "
+                 "NULL, project TEXT NOT NULL, key TEXT NOT NULL)")
+    old, head = _chain.rechain(conn, CHAIN_COLUMNS, 1)
+    if old:
+        append_events(conn, [_chain.gap_record(conn, {
+            "op": "erase", "reason": "before the chain", "gaps": old,
+            "count": sum(b - a + 1 for a, b, _ in old)})], prev=head)
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
               ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
               ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph),
               ("007_chunk_names", _m007_chunk_names),
-              ("008_event_worktree", _m008_event_worktree)]
+              ("008_event_worktree", _m008_event_worktree),
+              ("009_event_chain", _m009_event_chain)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -552,11 +570,12 @@ EVENT_COLUMNS = (
     "at", "session", "project", "kind", "tool", "action", "files", "command",
     "error", "error_fp", "exit_code", "prompt", "args", "meta", "worktree",
 )
+CHAIN_COLUMNS = ("id",) + EVENT_COLUMNS + ("uid",)  # hashed by `storage.chain`
 # An event whose `uid` is stored already is skipped (not an error): the spool's replay.
+# `chain.new_uids` leaves them out first (a skipped insert would burn an id).
 _INSERT = (
     f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}, uid) "
-    f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)}, ?) "
-    f"ON CONFLICT (uid) WHERE uid IS NOT NULL DO NOTHING"
+    f"VALUES ({', '.join('?' for _ in EVENT_COLUMNS)}, ?)"
 )
 
 
@@ -572,11 +591,18 @@ def _event_row(ev: dict) -> tuple:
     )
 
 
-def append_events(conn, events: list[dict]) -> int:
-    """Append normalised events in one transaction; returns the last id. An event with a
-    `uid` already in the log is skipped (the id returned is still the log's last)."""
+def append_events(conn, events: list[dict], prev: str | None = None) -> int:
+    """Append normalised events in one transaction, each hashed onto the chain
+    (`storage.chain`; `prev`: the hash to chain to, when the last ids were just deleted);
+    returns the last id. An event with a `uid` already in the log is skipped (the id
+    returned is still the log's last)."""
     with atomic(conn):
-        conn.executemany(_INSERT, [_event_row(e) for e in events])
+        last, head = _chain.head(conn)
+        rows = _chain.new_uids(conn, [_event_row(e) for e in events], len(EVENT_COLUMNS))
+        if not rows:
+            return last
+        conn.executemany(_INSERT, rows)
+        _chain.stamp(conn, CHAIN_COLUMNS, last, head if prev is None else prev)
         return conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0
 
 
@@ -610,22 +636,6 @@ def max_event_id(conn) -> int:
 
 def count_events(conn) -> int:
     return conn.execute("SELECT count(*) FROM events").fetchone()[0]
-
-
-def delete_events_mentioning(conn, project: str, path: str) -> int:
-    """Delete every event of `project` whose files, command, args or error mention `path`."""
-    needle = f"%{path}%"
-    with atomic(conn):
-        ids = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id, files FROM events WHERE project = ? AND ("
-                "files LIKE ? OR command LIKE ? OR args LIKE ? OR error LIKE ?)",
-                (project, needle, needle, needle, needle),
-            )
-        ]
-        conn.executemany("DELETE FROM events WHERE id = ?", [(i,) for i in ids])
-    return len(ids)
 
 
 def session_events(conn, session: str, after: int = 0) -> list[dict]:

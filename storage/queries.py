@@ -39,13 +39,18 @@ def merge_project(conn, event: dict, src: str, dst: str) -> tuple[int, int]:
     """Append the `merge_project` maintenance `event` and move every earlier event of
     project `src` to `dst` (keeping `src` as its worktree when it had none), in one
     transaction. Returns (the event's id, events moved)."""
-    from brainbox.storage.db import append_events, atomic
+    from brainbox.storage import chain
+    from brainbox.storage.db import CHAIN_COLUMNS, append_events, atomic
 
     with atomic(conn):
         merge_id = append_events(conn, [event])
+        first = conn.execute("SELECT min(id) FROM events WHERE project = ? AND id < ?",
+                             (src, merge_id)).fetchone()[0]
         moved = conn.execute(
             "UPDATE events SET project = ?, worktree = coalesce(worktree, ?) "
             "WHERE project = ? AND id < ?", (dst, src, src, merge_id)).rowcount
+        if first is not None:  # the rewritten rows and all after them: hashed anew
+            chain.rechain(conn, CHAIN_COLUMNS, int(first))
     return merge_id, int(moved)
 
 
@@ -59,7 +64,8 @@ def project_files(conn, project: str) -> dict[str, int]:
 
 def events_mentioning(conn, project: str, files, texts) -> list[int]:
     """Ids of the project's events that touch one of `files` (exactly) or whose command,
-    arguments or error text contain one of `texts` (case-sensitive substrings)."""
+    arguments, error or prompt text contain one of `texts` (case-sensitive substrings):
+    a prompt naming a forgotten file goes with it (issue 19: no byte of the path stays)."""
     ids: set[int] = set()
     files = sorted(set(files))
     for i in range(0, len(files), 500):
@@ -72,7 +78,8 @@ def events_mentioning(conn, project: str, files, texts) -> list[int]:
         if text:
             ids.update(r[0] for r in conn.execute(
                 "SELECT id FROM events WHERE project = ? AND (instr(command, ?) > 0 "
-                "OR instr(args, ?) > 0 OR instr(error, ?) > 0)", (project, text, text, text)))
+                "OR instr(args, ?) > 0 OR instr(error, ?) > 0 OR instr(prompt, ?) > 0)",
+                (project, text, text, text, text)))
     return sorted(ids)
 
 
@@ -82,15 +89,44 @@ def project_event_ids(conn, project: str) -> list[int]:
                                        (project,))]
 
 
-def delete_events(conn, ids) -> int:
-    """Delete the events with these ids in one transaction; returns how many went."""
-    from brainbox.storage.db import atomic
+def delete_events(conn, ids, reason: str = "forget", *, op: str = "erase",
+                  extra: dict | None = None) -> int:
+    """Delete these events and append the record of the gaps they leave in the hash chain
+    (`storage.chain`: [first, last, hash of the last deleted] of each run of ids, the
+    reason and the count; never their text), in one transaction (the caller's when it
+    holds one). Records of gaps are never deleted. Returns how many went (0 writes
+    nothing)."""
+    from brainbox.storage import chain
+    from brainbox.storage.db import append_events, atomic
 
-    ids = list(ids)
     with atomic(conn):
+        keep = {r[0] for r in conn.execute(f"SELECT id FROM events WHERE {chain.GAP_RECORDS}")}
+        ids = sorted({int(i) for i in ids} - keep)
+        if not ids:
+            return 0
+        gaps = chain.gap_runs(conn, ids)
+        record = chain.gap_record(conn, {"op": op, "reason": reason, "gaps": gaps})
         before = conn.total_changes
-        conn.executemany("DELETE FROM events WHERE id = ?", [(i,) for i in ids])
-        return conn.total_changes - before
+        for k in range(0, len(ids), 500):
+            part = ids[k:k + 500]
+            conn.execute(f"DELETE FROM events WHERE id IN ({', '.join('?' for _ in part)})",
+                         part)
+        deleted = conn.total_changes - before
+        last, prev = chain.head(conn)
+        if chain.seq(conn) > last:  # the tail went: chain to its last deleted hash
+            prev = {b: h for _, b, h in gaps}.get(chain.seq(conn), prev)
+        record["meta"].update(count=deleted, **(extra or {}))
+        append_events(conn, [record], prev=prev)
+    return deleted
+
+
+def delete_events_mentioning(conn, project: str, path: str) -> int:
+    """Delete every event of `project` whose files, command, args or error mention `path`."""
+    needle = f"%{path}%"
+    ids = [r[0] for r in conn.execute(
+        "SELECT id FROM events WHERE project = ? AND (files LIKE ? OR command LIKE ? OR "
+        "args LIKE ? OR error LIKE ?)", (project, needle, needle, needle, needle))]
+    return delete_events(conn, ids)
 
 
 # --- the code index kept current (brainbox.reindex) --------------------------------------
@@ -114,3 +150,52 @@ def project_edited_files(conn, project: str, after: int) -> list[str]:
         "SELECT DISTINCT j.value FROM events AS e, json_each(e.files) AS j "
         "WHERE e.id > ? AND e.project = ? AND e.kind = 'tool' AND e.action = 'edit' "
         "ORDER BY j.value", (int(after), project))]
+
+
+# --- forget --session / --before, consolidate (brainbox.retention) ------------------------
+
+_NOT_GAPS = "NOT (kind = 'maintenance' AND meta LIKE '%\"gaps\"%')"
+
+
+def session_event_ids(conn, session: str) -> list[int]:
+    """Every event of the session (records of deletions never)."""
+    return [r[0] for r in conn.execute(
+        f"SELECT id FROM events WHERE session = ? AND {_NOT_GAPS} ORDER BY id", (session,))]
+
+
+def event_ids_before(conn, cutoff: float) -> list[int]:
+    """Every event older than `cutoff` (Unix seconds), records of deletions never."""
+    return [r[0] for r in conn.execute(
+        f"SELECT id FROM events WHERE at < ? AND {_NOT_GAPS} ORDER BY id", (float(cutoff),))]
+
+
+def prefix_before(conn, cutoff: float) -> int:
+    """The last id C such that every event with id <= C is older than `cutoff` (0 when the
+    first is not): the longest run of the log `consolidate` can fold into a checkpoint."""
+    first_new = conn.execute(f"SELECT min(id) FROM events WHERE at >= ? AND {_NOT_GAPS}",
+                             (float(cutoff),)).fetchone()[0]
+    if first_new is None:
+        return int(conn.execute(f"SELECT coalesce(max(id), 0) FROM events WHERE {_NOT_GAPS}"
+                                ).fetchone()[0])
+    return int(conn.execute(f"SELECT coalesce(max(id), 0) FROM events WHERE id < ? AND "
+                            f"{_NOT_GAPS}", (first_new,)).fetchone()[0])
+
+
+def plain_event_count(conn) -> int:
+    """Events that are not records of deletions."""
+    return int(conn.execute(f"SELECT count(*) FROM events WHERE {_NOT_GAPS}").fetchone()[0])
+
+
+def ids_upto(conn, last: int) -> list[int]:
+    """The ids <= last, records of deletions left out."""
+    return [r[0] for r in conn.execute(
+        f"SELECT id FROM events WHERE id <= ? AND {_NOT_GAPS} ORDER BY id", (int(last),))]
+
+
+def checkpoint_keys(conn) -> set[tuple[str, str]]:
+    """(project, key) of every resource the consolidation checkpoint holds."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoint_resources'"
+                        ).fetchone():
+        return set()
+    return {(str(p), str(k)) for p, k in conn.execute(
+        "SELECT project, key FROM checkpoint_resources")}

@@ -158,7 +158,7 @@ def test_forget_recursive_shows_the_count_then_deletes_the_folder(remembered):
     assert p.returncode == 0, p.stderr
     assert "2 files, 8 events" in p.stderr
     assert json.loads(p.stdout)["deleted_events"] == 8
-    assert events() == 8  # the billing reads and the prompts stay
+    assert events() == 9  # the billing reads and the prompts stay, and the deletion's record
 
 
 def test_forget_an_absolute_path_from_another_folder_finds_its_project(remembered, tmp_path):
@@ -168,7 +168,7 @@ def test_forget_an_absolute_path_from_another_folder_finds_its_project(remembere
     out = js(bb("forget", target, "--json", cwd=elsewhere))
     assert out["deleted_events"] == 4 and out["project"] == str(remembered)
     assert out["path"] == "src/auth/session.py"
-    assert events() == 12
+    assert events() == 13  # with the deletion's record (storage.chain)
     rec = js(bb("recall", "session", "--cwd", remembered, "--json"))
     assert all(r["path"] != "src/auth/session.py" for r in rec["results"])
 

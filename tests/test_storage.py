@@ -1,6 +1,7 @@
 """storage: connection, migrations, validation of foreign files, event log, arrays."""
 
 import hashlib
+import json
 import os
 import sqlite3
 import stat
@@ -13,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from brainbox import paths, store
-from brainbox.storage import arrays, db
+from brainbox.storage import arrays, db, queries
 from tests.damage import damaged_db
 
 
@@ -138,8 +139,12 @@ def test_event_ids_are_never_reused_after_delete(tmp_path):
     ev = {"at": 1.0, "session": "s", "project": "/p", "kind": "tool", "tool": "Read",
           "files": ["gone.py"]}
     db.append_events(conn, [ev, ev])
-    assert db.delete_events_mentioning(conn, "/p", "gone.py") == 2
-    assert db.append_events(conn, [dict(ev, files=["x.py"])]) == 3
+    assert queries.delete_events_mentioning(conn, "/p", "gone.py") == 2
+    # id 3 is the deletion's record (the hash chain's gap), never one of the deleted ids
+    (rec,) = list(db.iter_events(conn))
+    assert rec["id"] == 3 and rec["meta"]["op"] == "erase" and rec["meta"]["count"] == 2
+    assert "gone" not in json.dumps(rec)
+    assert db.append_events(conn, [dict(ev, files=["x.py"])]) == 4
 
 
 def test_atomic_rolls_back_everything_on_error(tmp_path):
@@ -378,4 +383,4 @@ def test_forget_leaves_no_text_in_the_db_or_its_wal(brainbox_home, tmp_path):
     assert brainbox("rebuild").returncode == 0
     assert occurrences() == 0
     conn = db.connect(brainbox_home / "brainbox.db")
-    assert db.count_events(conn) == 1
+    assert db.count_events(conn) == 2  # keep.md's and the deletion's record
