@@ -14,6 +14,8 @@ Choices:
 - The log as it is now: events a `forget` deleted are gone from every past answer too,
   and a project merge's rewritten keys are the merged ones. The code index (not event
   sourced) is today's.
+- After `consolidate`, folding starts from its checkpoint (as `rebuild` does), and a time
+  before the checkpoint's last event is refused: those events are gone.
 - No cache: folding from scratch costs what `brainbox rebuild` costs without the save
   (measured in the README's section), and each `--as-of` is a one-off question from the
   command line; a daemon does not answer it.
@@ -64,8 +66,14 @@ class AsOf(Memory):
     @property
     def state(self) -> State:
         if self._state is None:
-            st = State()
-            learning.fold(st, dbmod.iter_events(self.conn, until=self.at))
+            from brainbox import retention
+
+            st = retention.base_state(self.conn)  # `consolidate`'s checkpoint, else empty
+            if st.watermark and self.at < st.clock:
+                raise BrainboxError(
+                    f"--as-of {iso(self.at)} is before the consolidation checkpoint "
+                    f"({iso(st.clock)}): the events before it were folded into it")
+            learning.fold(st, dbmod.iter_events(self.conn, after=st.watermark, until=self.at))
             self._state = st
             self._index = Index(st)
         return self._state

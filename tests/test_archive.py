@@ -32,10 +32,13 @@ def answer(db, *args) -> dict:
     return {k: v for k, v in json.loads(out.stdout).items() if k not in VOLATILE}
 
 
-def rows(db) -> list[tuple]:
+def rows(db, drop=()) -> list[tuple]:
+    """Every event row in id order, without the columns named in `drop`."""
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT * FROM events ORDER BY id").fetchall()
+        cur = conn.execute("SELECT * FROM events ORDER BY id")
+        keep = [i for i, d in enumerate(cur.description) if d[0] not in drop]
+        return [tuple(r[i] for i in keep) for r in cur.fetchall()]
     finally:
         conn.close()
 
@@ -74,12 +77,15 @@ def test_export_restore_round_trip_on_every_transcript_gives_identical_answers(
     assert manifest["format"] == "brainbox-events" and manifest["version"] == 1
     assert manifest["events"] == len(rows(db)) == len(file.read_text().splitlines()) - 1
     assert (manifest["first_id"], manifest["last_id"]) == (rows(db)[0][0], rows(db)[-1][0])
-    assert manifest["chain_head"] is None  # no hash column in this schema
+    head = sqlite3.connect(db).execute("SELECT hash FROM events ORDER BY id DESC").fetchone()[0]
+    assert manifest["chain_head"] == head and head  # the hash chain's head (issue 19 item 4)
     assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
     done = run(new, "restore", file, "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["restored"] == manifest["events"]
     assert rows(new) == rows(db)  # every column of every event, ids and uids kept
+    audit = answer(new, "audit")
+    assert audit["ok"] and audit["head"] == head  # the restored chain verifies
     assert answer(new, "stats") == answer(db, "stats")
     conn = sqlite3.connect(db)
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project FROM events ORDER BY 1")]
@@ -157,8 +163,9 @@ def test_restore_refuses_a_non_empty_database_and_merge_adds_only_new_events(tmp
     assert (dry["restored"], dry["skipped"]) == (6, 3) and digest(dst) == before
     merged = json.loads(run(dst, "restore", file, "--merge", "--json").stdout)
     assert (merged["restored"], merged["skipped"]) == (6, 3)
-    key = lambda r: r[1:]  # every column but the id
-    assert sorted(map(key, rows(dst)), key=repr) == sorted(map(key, rows(src)), key=repr)
+    new_ids = ("id", "hash")  # merged events get new ids, so new places in the chain
+    assert sorted(rows(dst, new_ids), key=repr) == sorted(rows(src, new_ids), key=repr)
+    assert answer(dst, "audit")["ok"]
     assert json.loads(run(dst, "restore", file, "--merge", "--json").stdout)["restored"] == 0
     assert answer(dst, "stats")["events"] == 9 and answer(dst, "stats") == {
         **answer(src, "stats"), "watermark": answer(dst, "stats")["watermark"]}
@@ -196,24 +203,28 @@ def test_export_keeps_text_as_stored_and_names_the_hash_chain_head_when_it_exist
         mem.record({"session": "s", "cwd": "/p", "project": "/p", "kind": "prompt",
                     "prompt": f"use token {secret} for the api", "at": 5.0})
     stored = rows(src)[0]
-    conn = sqlite3.connect(src)  # the chain's column (issue 19 item 4), where it exists
-    conn.execute("ALTER TABLE events ADD COLUMN hash TEXT")
-    conn.execute("UPDATE events SET hash = 'h-' || id")
-    conn.commit()
-    conn.close()
     assert run(src, "export", "-o", file).exit_code == 0
     text = file.read_text()
     assert secret not in text and json.loads(text.splitlines()[1])["prompt"] == stored[
         [d[0] for d in sqlite3.connect(src).execute("SELECT * FROM events").description]
         .index("prompt")]
-    assert json.loads(text.splitlines()[0])["chain_head"] == "h-1"
-    lacking = run(tmp_path / "old.db", "restore", file)
-    assert lacking.exit_code == 1 and "'hash' is not in this database" in lacking.stderr
+    head = sqlite3.connect(src).execute("SELECT hash FROM events ORDER BY id DESC").fetchone()[0]
+    assert json.loads(text.splitlines()[0])["chain_head"] == head
     chained = tmp_path / "chained.db"
-    Memory.open(chained).close()
-    conn = sqlite3.connect(chained)
-    conn.execute("ALTER TABLE events ADD COLUMN hash TEXT")
-    conn.commit()
-    conn.close()
     assert run(chained, "restore", file).exit_code == 0
     assert rows(chained) == rows(src)  # the hashes kept, so the chain still verifies
+
+
+def test_a_merged_restore_keeps_the_chain_verifiable(tmp_path):
+    src, dst, file = tmp_path / "src.db", tmp_path / "dst.db", tmp_path / "e.jsonl"
+    with Memory.open(src) as mem:
+        for i in range(3):
+            mem.record({"session": "a", "cwd": "/p", "project": "/p", "tool": "Read",
+                        "files": [f"a{i}.py"], "at": 10.0 + i})
+    with Memory.open(dst) as mem:
+        mem.record({"session": "b", "cwd": "/q", "project": "/q", "tool": "Read",
+                    "files": ["b.py"], "at": 1.0})
+    assert run(src, "export", "-o", file).exit_code == 0
+    assert run(dst, "restore", file, "--merge").exit_code == 0
+    audit = answer(dst, "audit")
+    assert audit["ok"] and audit["events"] == 4

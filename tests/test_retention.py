@@ -133,3 +133,24 @@ def test_consolidate_cli_dry_run_and_bad_keep(tmp_path, evs):
     assert db.count_events(db.connect(path)) == 1
     r = bb("--db", path, "audit")
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
+
+
+def test_as_of_after_a_consolidation_starts_from_its_checkpoint(tmp_path, evs):
+    """`--as-of` (brainbox.asof) folds from the checkpoint as `rebuild` does: a time after
+    it answers what the live memory answered then; a time before it is refused."""
+    from brainbox import BrainboxError
+    from brainbox.asof import AsOf
+
+    path = tmp_path / "a.db"
+    mem = Memory.open(path)
+    mem.record(evs[:1200])
+    now = max(e["at"] for e in evs[:1200]) + 1.0
+    retention.consolidate(mem, f"{(now - evs[900]['at']) / DAY}d", now=now)
+    mem.sync()
+    live = answers(mem, None)
+    mem.close()
+    t = max(e["at"] for e in evs[:1200])
+    with AsOf.open(path, at=t) as past:
+        assert answers(past, None) == live
+    with pytest.raises(BrainboxError, match="before"):  # its events are gone
+        AsOf.open(path, at=evs[100]["at"]).recall("fix the auth bug", project="/work/project0")
