@@ -18,6 +18,11 @@ Choices:
   injection is refused; a `wrong` while it is pending spares it the ignored penalty when
   the Stop hook scores it; a `wrong` of an injection already scored as ignored is kept
   as a label (`meta.penalised` false) and weakens nothing more.
+- Both `useful` and `wrong` are labels for the learned fusion (`brainbox.learning.label`):
+  the event carries the channels that ranked the file in its latest injection (`meta.
+  channels`, from the log, so the fold needs no lookup); `useful` credits them as a file
+  the session touched, `wrong` takes the same credit away. Once per injection and verdict
+  (`Board.useful`, `Board.wronged`): a repeated `useful` carries no channels.
 - `never` excludes the file from injection in its project (the prompt's list, the
   SessionStart block, pins included, and the PreToolUse advice) until `undo`; recall
   itself (`brainbox recall`, MCP `recall`) still ranks it: a query asks, an injection
@@ -83,6 +88,7 @@ class Board:
     def __init__(self):
         self.excluded_by: dict[str, dict[str, dict]] = {}  # project -> path -> {id, at}
         self.wronged: set[str] = set()  # "project\0path\0injection"
+        self.useful: set[str] = set()  # the same, of the injections labelled useful
 
     def apply(self, ev: dict, at_id: int) -> None:
         meta = ev.get("meta") or {}
@@ -100,6 +106,8 @@ class Board:
                 self.excluded_by.pop(project, None)
         elif verdict == "wrong":
             self.wronged.add(wrong_key(project, path, meta.get("injection")))
+        elif verdict == "useful" and meta.get("channels"):
+            self.useful.add(wrong_key(project, path, meta.get("injection")))
 
     def excluded(self, project: str) -> dict[str, dict]:
         return self.excluded_by.get(project, {})
@@ -114,7 +122,7 @@ class Board:
 
     def to_json(self) -> dict:
         return {"excluded": {p: v for p, v in sorted(self.excluded_by.items())},
-                "wronged": sorted(self.wronged)}
+                "wronged": sorted(self.wronged), "useful": sorted(self.useful)}
 
     @classmethod
     def from_json(cls, data) -> Board:
@@ -123,6 +131,7 @@ class Board:
         board.excluded_by = {p: {k: dict(v) for k, v in xs.items()}
                              for p, xs in (data.get("excluded") or {}).items()}
         board.wronged = set(data.get("wronged") or ())
+        board.useful = set(data.get("useful") or ())
         return board
 
 
@@ -205,12 +214,17 @@ def feedback(mem, path: str, verdict: str, *, query: str | None = None,
         raise FeedbackError(f"{rel} is not excluded in {project}")
     if verdict == "never" and rel in board.excluded(project):
         return {**out, "changed": False, **board.excluded(project)[rel]}
-    if verdict == "wrong":
+    if verdict in ("useful", "wrong"):
         shown = [r for r in injection_log(mem, pending)
                  if r["project"] == project and r["path"] == rel]
         meta["injection"] = shown[0]["injection"] if shown else None
-        if wrong_key(project, rel, meta["injection"]) in board.wronged:
+        key = wrong_key(project, rel, meta["injection"])
+        if verdict == "wrong" and key in board.wronged:
             raise FeedbackError(f"{rel} is marked wrong already for its latest injection")
+        if shown and shown[0]["channels"] and key not in (
+                board.wronged if verdict == "wrong" else board.useful):
+            meta["channels"] = dict(shown[0]["channels"])  # the label (brainbox.learning)
+    if verdict == "wrong":
         if shown and shown[0]["outcome"] == "ignored":  # penalised when it was scored
             meta["penalised"] = False
         meta["via"] = shown[0]["via"] if shown and meta.get("penalised", True) else None

@@ -50,6 +50,7 @@ from brainbox.injection import ARMS as INJECT_ARMS
 from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
+from brainbox.labels import label
 from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
 from brainbox.procedures import Procedures
@@ -114,7 +115,6 @@ class State(EdgeStore, Decay):
         self.last3_len = np.zeros(0, np.int64)
         self.sess_prompt: dict[int, list[int]] = {}
         self.sess_seen: dict[int, set[int]] = {}
-        # tool n-grams: context code -> {tool id: count}
         # tool n-grams: context code -> dense id, (context id, next tool) -> count
         self.ctxmap = K.new_table()
         self.grams = K.new_table()
@@ -272,8 +272,7 @@ class State(EdgeStore, Decay):
         """A context term's postings: (resource ids, tf), in the order they were added."""
         return K.table_rows(self.post, tid)
 
-    learn = True  # credit the openings (brainbox.learning); off in the replay's compiled
-    # engine, whose kernel does the same
+    learn = True  # credit the openings (brainbox.learning); off in the compiled replay's
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
@@ -504,14 +503,15 @@ class State(EdgeStore, Decay):
                     continue
                 self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
-        elif op == "correction":  # `brainbox feedback` (brainbox.corrections)
+        elif op == "correction":  # `brainbox feedback`: brainbox.corrections, brainbox.labels
             self.corrections.apply(ev, self.watermark)
             verdict, files = meta.get("verdict"), ev.get("files") or []
             fid = self.res_index.get((FILE, ev["project"], files[0])) if files else None
-            if fid is not None and verdict in ("useful", "wrong") and meta.get("penalised",
-                                                                               True):
-                self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
-                self.edges_changed()
+            if fid is not None and verdict in ("useful", "wrong"):
+                label(self, ev["project"], meta.get("channels"), verdict == "useful")
+                if meta.get("penalised", True):
+                    self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
+                    self.edges_changed()
 
     def _outcome(self, project: str, fid: int, used: bool, src: str | None) -> None:
         """A suggestion of file `fid` used (its ignore streak reset) or ignored (the

@@ -82,9 +82,12 @@ def register(cli, domain_errors, open_memory) -> None:
 
     @cli.command()
     @click.argument("path")
-    @click.option("--useful", "verdict", flag_value="useful", help="It helped: reset its ignore streak.")
+    @click.option("--useful", "verdict", flag_value="useful",
+                  help="It helped: reset its ignore streak; the channels that ranked it gain "
+                  "credit.")
     @click.option("--wrong", "verdict", flag_value="wrong",
-                  help="It should not have been shown: weaken the association that produced it.")
+                  help="It should not have been shown: weaken the association that produced it; "
+                  "the channels that ranked it lose credit.")
     @click.option("--never", "verdict", flag_value="never",
                   help="Never inject it in this project (until --undo).")
     @click.option("--undo", is_flag=True, help="Undo a --never.")
@@ -113,7 +116,7 @@ def register(cli, domain_errors, open_memory) -> None:
             raise FeedbackError("feedback takes one of --useful, --wrong, --never or --undo")
         with open_memory(ctx) as mem:
             data = feedback(mem, path, verdict, query=query, project=project,
-                            pending=peek_pending() if verdict == "wrong" else ())
+                            pending=peek_pending() if verdict in ("useful", "wrong") else ())
 
         def human(d):
             what = {"useful": "marked useful", "wrong": "marked wrong",
