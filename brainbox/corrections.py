@@ -52,14 +52,20 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
             limit: int | None = None) -> list[dict]:
     """The injection log, newest first: one row per file a `feedback` event scored
     (`scored`, those events) and per file of a batch still pending (`pending`, the
-    session files' batches, each with its `session`). A row: when it was shown (`at`),
-    `session`, `project`, `path`, `rank`, why (`channels`, `via`, `confidence`), and
-    its `outcome` (read, edited, ignored, pending); `injection` names the showing (its
-    session)."""
+    session files' batches, each with its `session`). A row (`kind` "injection"): when it
+    was shown (`at`), `session`, `project`, `path`, `rank`, why (`channels`, `via`,
+    `confidence`), and its `outcome` (read, edited, ignored, pending); `injection` names
+    the showing (its session). The procedures quoted after a failure are rows too (`kind`
+    "quotation", `outcome` "quoted", `path` "", with the procedure's `fingerprint`,
+    `command` and `files`)."""
     rows = []
     for ev in scored:
         meta = ev.get("meta") or {}
-        if meta.get("op") != "feedback" or (session and ev.get("session") != session):
+        if session and ev.get("session") != session:
+            continue
+        if meta.get("op") == "quoted":
+            rows.append(_quoted_row(ev, meta))
+        if meta.get("op") != "feedback":
             continue
         for it in meta.get("items") or ():
             rows.append(_row(it, ev.get("session"), ev.get("project"),
@@ -75,10 +81,20 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
 
 
 def _row(it: dict, session, project, at: float, what: str) -> dict:
-    return {"at": at, "session": session, "project": project, "path": it.get("path"),
-            "rank": int(it.get("rank") or 0), "channels": dict(it.get("channels") or {}),
-            "via": it.get("via"), "confidence": it.get("confidence"), "outcome": what,
-            "injection": session}
+    return {"kind": "injection", "at": at, "session": session, "project": project,
+            "path": it.get("path"), "rank": int(it.get("rank") or 0),
+            "channels": dict(it.get("channels") or {}), "via": it.get("via"),
+            "confidence": it.get("confidence"), "outcome": what, "injection": session}
+
+
+def _quoted_row(ev: dict, meta: dict) -> dict:
+    """A procedure the PostToolUse(Failure) hook quoted (`procedures.quotation`): when, to
+    which session, which procedure (its fingerprint, command and files)."""
+    return {"kind": "quotation", "at": float(ev.get("at") or 0.0),
+            "session": ev.get("session"), "project": ev.get("project"), "path": "",
+            "rank": 0, "channels": {}, "via": None, "confidence": None, "outcome": "quoted",
+            "injection": ev.get("session"), "fingerprint": meta.get("fingerprint"),
+            "command": meta.get("command"), "files": list(meta.get("files") or ())}
 
 
 class Board:

@@ -62,7 +62,6 @@ WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
 
-
 _NO_WEIGHTS = np.zeros(0, np.float64)
 
 
@@ -503,6 +502,8 @@ class State(EdgeStore, Decay):
                     continue
                 self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
+        elif op == "quoted":  # a hook quoted a procedure (brainbox.procedures)
+            self.procedures.quoted(ev["session"], ev["project"], meta.get("fingerprint"))
         elif op == "correction":  # `brainbox feedback`: brainbox.corrections, brainbox.labels
             self.corrections.apply(ev, self.watermark)
             verdict, files = meta.get("verdict"), ev.get("files") or []

@@ -31,7 +31,12 @@ def _why(r: dict) -> str:
 
 
 def log_line(r: dict) -> str:
-    """One row of `brainbox log`: when, session, outcome, the file, why."""
+    """One row of `brainbox log`: when, session, outcome, the file, why (or the procedure
+    quoted)."""
+    if r.get("kind") == "quotation":
+        return (f"{_when(r['at'])}  {str(r.get('session') or '?')[:12]:<12}  quoted   "
+                f"procedure {r.get('fingerprint')}: `{r.get('command')}` after edits of "
+                f"{', '.join(r.get('files') or ()) or '?'}")
     return (f"{_when(r['at'])}  {str(r.get('session') or '?')[:12]:<12}  {r['outcome']:<7}  "
             f"{r['path']}  ({_why(r)})")
 
@@ -54,7 +59,8 @@ def register(cli, domain_errors, open_memory) -> None:
     def log_cmd(ctx, session, limit, excluded, project, as_json):
         """What memory injected into prompts, newest first: when, why (channels, the
         association it came by, confidence), and what became of it (read, edited,
-        ignored, or pending until the session's Stop).
+        ignored, or pending until the session's Stop), and the procedures quoted after a
+        failed command.
 
         \b
         Example:
