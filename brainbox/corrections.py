@@ -18,6 +18,11 @@ Choices:
   injection is refused; a `wrong` while it is pending spares it the ignored penalty when
   the Stop hook scores it; a `wrong` of an injection already scored as ignored is kept
   as a label (`meta.penalised` false) and weakens nothing more.
+- Both `useful` and `wrong` are labels for the learned fusion (`brainbox.learning.label`):
+  the event carries the channels that ranked the file in its latest injection (`meta.
+  channels`, from the log, so the fold needs no lookup); `useful` credits them as a file
+  the session touched, `wrong` takes the same credit away. Once per injection and verdict
+  (`Board.useful`, `Board.wronged`): a repeated `useful` carries no channels.
 - `never` excludes the file from injection in its project (the prompt's list, the
   SessionStart block, pins included, and the PreToolUse advice) until `undo`; recall
   itself (`brainbox recall`, MCP `recall`) still ranks it: a query asks, an injection
@@ -47,14 +52,20 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
             limit: int | None = None) -> list[dict]:
     """The injection log, newest first: one row per file a `feedback` event scored
     (`scored`, those events) and per file of a batch still pending (`pending`, the
-    session files' batches, each with its `session`). A row: when it was shown (`at`),
-    `session`, `project`, `path`, `rank`, why (`channels`, `via`, `confidence`), and
-    its `outcome` (read, edited, ignored, pending); `injection` names the showing (its
-    session)."""
+    session files' batches, each with its `session`). A row (`kind` "injection"): when it
+    was shown (`at`), `session`, `project`, `path`, `rank`, why (`channels`, `via`,
+    `confidence`), and its `outcome` (read, edited, ignored, pending); `injection` names
+    the showing (its session). The procedures quoted after a failure are rows too (`kind`
+    "quotation", `outcome` "quoted", `path` "", with the procedure's `fingerprint`,
+    `command` and `files`)."""
     rows = []
     for ev in scored:
         meta = ev.get("meta") or {}
-        if meta.get("op") != "feedback" or (session and ev.get("session") != session):
+        if session and ev.get("session") != session:
+            continue
+        if meta.get("op") == "quoted":
+            rows.append(_quoted_row(ev, meta))
+        if meta.get("op") != "feedback":
             continue
         for it in meta.get("items") or ():
             rows.append(_row(it, ev.get("session"), ev.get("project"),
@@ -70,10 +81,20 @@ def entries(scored: list[dict], pending: list[dict], session: str | None = None,
 
 
 def _row(it: dict, session, project, at: float, what: str) -> dict:
-    return {"at": at, "session": session, "project": project, "path": it.get("path"),
-            "rank": int(it.get("rank") or 0), "channels": dict(it.get("channels") or {}),
-            "via": it.get("via"), "confidence": it.get("confidence"), "outcome": what,
-            "injection": session}
+    return {"kind": "injection", "at": at, "session": session, "project": project,
+            "path": it.get("path"), "rank": int(it.get("rank") or 0),
+            "channels": dict(it.get("channels") or {}), "via": it.get("via"),
+            "confidence": it.get("confidence"), "outcome": what, "injection": session}
+
+
+def _quoted_row(ev: dict, meta: dict) -> dict:
+    """A procedure the PostToolUse(Failure) hook quoted (`procedures.quotation`): when, to
+    which session, which procedure (its fingerprint, command and files)."""
+    return {"kind": "quotation", "at": float(ev.get("at") or 0.0),
+            "session": ev.get("session"), "project": ev.get("project"), "path": "",
+            "rank": 0, "channels": {}, "via": None, "confidence": None, "outcome": "quoted",
+            "injection": ev.get("session"), "fingerprint": meta.get("fingerprint"),
+            "command": meta.get("command"), "files": list(meta.get("files") or ())}
 
 
 class Board:
@@ -83,6 +104,7 @@ class Board:
     def __init__(self):
         self.excluded_by: dict[str, dict[str, dict]] = {}  # project -> path -> {id, at}
         self.wronged: set[str] = set()  # "project\0path\0injection"
+        self.useful: set[str] = set()  # the same, of the injections labelled useful
 
     def apply(self, ev: dict, at_id: int) -> None:
         meta = ev.get("meta") or {}
@@ -100,6 +122,8 @@ class Board:
                 self.excluded_by.pop(project, None)
         elif verdict == "wrong":
             self.wronged.add(wrong_key(project, path, meta.get("injection")))
+        elif verdict == "useful" and meta.get("channels"):
+            self.useful.add(wrong_key(project, path, meta.get("injection")))
 
     def excluded(self, project: str) -> dict[str, dict]:
         return self.excluded_by.get(project, {})
@@ -114,7 +138,7 @@ class Board:
 
     def to_json(self) -> dict:
         return {"excluded": {p: v for p, v in sorted(self.excluded_by.items())},
-                "wronged": sorted(self.wronged)}
+                "wronged": sorted(self.wronged), "useful": sorted(self.useful)}
 
     @classmethod
     def from_json(cls, data) -> Board:
@@ -123,6 +147,7 @@ class Board:
         board.excluded_by = {p: {k: dict(v) for k, v in xs.items()}
                              for p, xs in (data.get("excluded") or {}).items()}
         board.wronged = set(data.get("wronged") or ())
+        board.useful = set(data.get("useful") or ())
         return board
 
 
@@ -205,12 +230,17 @@ def feedback(mem, path: str, verdict: str, *, query: str | None = None,
         raise FeedbackError(f"{rel} is not excluded in {project}")
     if verdict == "never" and rel in board.excluded(project):
         return {**out, "changed": False, **board.excluded(project)[rel]}
-    if verdict == "wrong":
+    if verdict in ("useful", "wrong"):
         shown = [r for r in injection_log(mem, pending)
                  if r["project"] == project and r["path"] == rel]
         meta["injection"] = shown[0]["injection"] if shown else None
-        if wrong_key(project, rel, meta["injection"]) in board.wronged:
+        key = wrong_key(project, rel, meta["injection"])
+        if verdict == "wrong" and key in board.wronged:
             raise FeedbackError(f"{rel} is marked wrong already for its latest injection")
+        if shown and shown[0]["channels"] and key not in (
+                board.wronged if verdict == "wrong" else board.useful):
+            meta["channels"] = dict(shown[0]["channels"])  # the label (brainbox.learning)
+    if verdict == "wrong":
         if shown and shown[0]["outcome"] == "ignored":  # penalised when it was scored
             meta["penalised"] = False
         meta["via"] = shown[0]["via"] if shown and meta.get("penalised", True) else None

@@ -7,8 +7,10 @@ there, within :data:`~brainbox.kernels.policy.CREDIT_DEPTH`, is kept with the se
 per-file credit rows; the first :data:`~brainbox.kernels.policy.CREDIT_FILES` distinct files
 of the project the session then touches add their rows to the project's credit
 (``State.encode``), and recall at a prompt weighs each channel by the project's gain
-(``kernels.policy.weights``). Nothing here is written to the log: folding the same events
-gives the same credit, so ``rebuild()`` reproduces it exactly. Every fold of the product
+(``kernels.policy.weights``). The user's ``brainbox feedback --useful | --wrong`` on an
+injected file is a label too (``brainbox.labels``, from the correction event). Nothing here is
+written to the log: folding the same events gives the same credit, so ``rebuild()``
+reproduces it exactly. Every fold of the product
 (``Memory.sync``, ``rebuild``) and of the Python replay goes through :func:`fold`; the
 compiled replay's kernel does the same (``kernels.replay.loop``).
 """
@@ -72,3 +74,13 @@ def open_session(state, ev: dict) -> None:
                            []]
     while len(state.openings) > MAX_OPEN:
         del state.openings[next(iter(state.openings))]
+
+
+def gains_of(state, project: str, params=None) -> dict[str, float]:
+    """Each channel's learned gain in ``project`` (``kernels.policy.gains`` of its credit,
+    under recall's plan of ``params``): 1 everywhere before anything was credited."""
+    from brainbox.recall import plan
+
+    credit = state.credit.get(project, np.zeros(N_CHANNELS + 1, np.float64))
+    g = KP.gains(plan(params), np.asarray(credit, np.float64))
+    return {c: float(x) for c, x in zip(CHANNELS, g.tolist())}

@@ -527,13 +527,13 @@ class Memory:
         return [{**p, "project": project, "text": quote(p)}
                 for p in self.state.procedures.of(project)]
 
-    def procedure_for(self, project: str, fingerprint: str) -> dict | None:
-        """The live error-fix procedure of an error just seen (by its fingerprint) in
-        `project`, with its quotation in "text", or None."""
+    def procedure_for(self, project, fingerprint, session=None, tool=None) -> dict | None:
+        """The live error-fix procedure of an error just seen (its fingerprint) in `project`,
+        quoted in "text", or None; of a failed call of `tool` in `session` (`after_failure`)."""
         from brainbox.procedures import quote
 
         self.sync()
-        p = self.state.procedures.live(project, fingerprint or "")
+        p = self.state.procedures.after_failure(project, fingerprint or "", session, tool)
         return None if p is None else {**p, "text": quote(p)}
 
     # --- pins (brainbox.pins) -----------------------------------------------------------

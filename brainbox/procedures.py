@@ -17,13 +17,15 @@ would be quoted after every unrecognised failure (on the shared Claude Code tran
 all 3 fixes mined before this rule were of it, two of them `git` and `mix` runs with no
 target, the failing and the passing run different subcommands).
 
-**Outcomes.** A live procedure is *shown* to a session when one of the session's tool
-events in its project fails with its fingerprint: the PostToolUse(Failure) hook quotes it
-there (`Memory.procedure_for`), so the exposure is a function of the log. (A hook that
-answers nothing, with no daemon or with injection off, still counts it shown: what was
-printed is not in the log. Logging each quotation as an event would make it exact.)
-From then on,
-in that session:
+**Outcomes.** A live procedure is *shown* to a session when the PostToolUse(Failure)
+hook quotes it after one of the session's tool calls failed with its fingerprint: the
+hook asks before recording the call (`Procedures.after_failure`, the procedure as that
+failure leaves it) and appends the quotation event (`quotation`: a `feedback` event,
+`meta.op` "quoted", of the session, naming the fingerprint) in the same batch as the tool
+event, so no extra commit; folding it (`quoted`) opens the exposure. A failure nobody
+quoted (no daemon, injection off, the hook out of time) shows nothing, so the counts are
+exactly those of what was printed. (Before the quotation events, a logged failure counted
+as shown; a log from then replays with fewer outcomes.) From then on, in that session:
 - an edit of one of the procedure's files marks it *followed*;
 - a passing run of the procedure's program (its tool key) counts it **helpful** and
   closes the exposure;
@@ -101,15 +103,19 @@ class Procedures:
         self._outcomes(session, project, tool, action, files, error_fp, exit_code)
         if fix is not None and fix[2] != UNKNOWN_FINGERPRINT:
             self._learn(project, *fix)
-        if error_fp:
-            proc = self.fixes.get(project, {}).get(error_fp)
-            if proc is not None and not proc[6]:
-                exp = self.exposed.get(session)
-                if exp is None or exp[0] != project:
-                    exp = [project, {}]
-                if error_fp not in exp[1]:
-                    exp[1][error_fp] = False
-                _put(self.exposed, session, exp, MAX_SESSIONS)
+
+    def quoted(self, session: str, project: str, error_fp) -> None:
+        """A quotation event (a hook quoted the live procedure of `error_fp` to `session`,
+        `quotation`): the procedure is shown there, its exposure opened (not followed)."""
+        proc = self.fixes.get(project, {}).get(error_fp or "")
+        if proc is None or proc[6]:
+            return
+        exp = self.exposed.get(session)
+        if exp is None or exp[0] != project:
+            exp = [project, {}]
+        if error_fp not in exp[1]:
+            exp[1][error_fp] = False
+        _put(self.exposed, session, exp, MAX_SESSIONS)
 
     def _outcomes(self, session, project, tool, action, files, error_fp, exit_code) -> None:
         exp = self.exposed.get(session)
@@ -189,6 +195,23 @@ class Procedures:
         p = self.fixes.get(project, {}).get(fingerprint)
         return None if p is None or p[6] else _as_dict(fingerprint, p)
 
+    def after_failure(self, project: str, fingerprint: str, session: str | None = None,
+                      tool: str | None = None) -> dict | None:
+        """The live procedure of `fingerprint` as it will stand once a failed call of `tool`
+        in `session` with that error, not yet folded, is (the hook asks before it records
+        the call, to log the quotation in the same batch): a followed exposure's failure
+        counts it harmful, and may retire it (then None). `live` without a session."""
+        p = self.fixes.get(project, {}).get(fingerprint)
+        if p is None or p[6]:
+            return None
+        exp = self.exposed.get(session) if session else None
+        if exp is not None and exp[0] == project and exp[1].get(fingerprint) and tool == p[0]:
+            harmful = p[5] + 1
+            if harmful >= RETIRE_HARMFUL and harmful > p[4]:
+                return None
+            return _as_dict(fingerprint, [*p[:5], harmful, p[6]])
+        return _as_dict(fingerprint, p)
+
     # --- persistence --------------------------------------------------------------------
 
     def to_json(self) -> dict:
@@ -214,6 +237,16 @@ def _as_dict(fp: str, p: list) -> dict:
     return {"kind": "error_fix", "fingerprint": fp, "tool": p[0], "target": list(p[1]),
             "files": list(p[2]), "command": command_text(p[0], p[1]), "seen": p[3],
             "helpful": p[4], "harmful": p[5], "retired": p[6]}
+
+
+def quotation(ev: dict, p: dict) -> dict:
+    """The event that logs the quotation of procedure `p` after the failed tool event `ev`
+    (a raw record, to normalise): a `feedback` event of `ev`'s session, `meta.op`
+    "quoted", naming the procedure by its fingerprint, with its command and files."""
+    return {"session": ev["session"], "project": ev["project"], "cwd": ev.get("cwd"),
+            "at": ev.get("at"), "kind": "feedback",
+            "meta": {"op": "quoted", "fingerprint": p["fingerprint"], "tool": p["tool"],
+                     "command": p["command"], "files": list(p["files"])}}
 
 
 def quote(p: dict) -> str:

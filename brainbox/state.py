@@ -50,6 +50,7 @@ from brainbox.injection import ARMS as INJECT_ARMS
 from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
+from brainbox.labels import label
 from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
 from brainbox.procedures import Procedures
@@ -60,7 +61,6 @@ __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", 
 WINDOW = 25
 HIST = 50
 MAX_PROMPT_TERMS = 64
-
 
 _NO_WEIGHTS = np.zeros(0, np.float64)
 
@@ -114,7 +114,6 @@ class State(EdgeStore, Decay):
         self.last3_len = np.zeros(0, np.int64)
         self.sess_prompt: dict[int, list[int]] = {}
         self.sess_seen: dict[int, set[int]] = {}
-        # tool n-grams: context code -> {tool id: count}
         # tool n-grams: context code -> dense id, (context id, next tool) -> count
         self.ctxmap = K.new_table()
         self.grams = K.new_table()
@@ -272,8 +271,7 @@ class State(EdgeStore, Decay):
         """A context term's postings: (resource ids, tf), in the order they were added."""
         return K.table_rows(self.post, tid)
 
-    learn = True  # credit the openings (brainbox.learning); off in the replay's compiled
-    # engine, whose kernel does the same
+    learn = True  # credit the openings (brainbox.learning); off in the compiled replay's
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
@@ -495,9 +493,8 @@ class State(EdgeStore, Decay):
             for d in meta.get("decisions") or ():  # the injection policy's rewards
                 r = d.get("rewards") if isinstance(d, dict) else None
                 if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
-                    self.policy.update(project, str(d["ctx"]),
-                                       [None if x is None else float(x) for x in r],
-                                       d.get("model"))
+                    self.policy.update(project, str(d["ctx"]), [
+                        None if x is None else float(x) for x in r], d.get("model"))
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
                 if fid is None or (not item.get("used") and wrong_key(
@@ -505,14 +502,17 @@ class State(EdgeStore, Decay):
                     continue
                 self._outcome(project, fid, bool(item.get("used")), item.get("via"))
             self.edges_changed()
-        elif op == "correction":  # `brainbox feedback` (brainbox.corrections)
+        elif op == "quoted":  # a hook quoted a procedure (brainbox.procedures)
+            self.procedures.quoted(ev["session"], ev["project"], meta.get("fingerprint"))
+        elif op == "correction":  # `brainbox feedback`: brainbox.corrections, brainbox.labels
             self.corrections.apply(ev, self.watermark)
             verdict, files = meta.get("verdict"), ev.get("files") or []
             fid = self.res_index.get((FILE, ev["project"], files[0])) if files else None
-            if fid is not None and verdict in ("useful", "wrong") and meta.get("penalised",
-                                                                               True):
-                self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
-                self.edges_changed()
+            if fid is not None and verdict in ("useful", "wrong"):
+                label(self, ev["project"], meta.get("channels"), verdict == "useful")
+                if meta.get("penalised", True):
+                    self._outcome(ev["project"], fid, verdict == "useful", meta.get("via"))
+                    self.edges_changed()
 
     def _outcome(self, project: str, fid: int, used: bool, src: str | None) -> None:
         """A suggestion of file `fid` used (its ignore streak reset) or ignored (the

@@ -32,7 +32,12 @@ def _why(r: dict) -> str:
 
 
 def log_line(r: dict) -> str:
-    """One row of `brainbox log`: when, session, outcome, the file, why."""
+    """One row of `brainbox log`: when, session, outcome, the file, why (or the procedure
+    quoted)."""
+    if r.get("kind") == "quotation":
+        return (f"{_when(r['at'])}  {str(r.get('session') or '?')[:12]:<12}  quoted   "
+                f"procedure {r.get('fingerprint')}: `{r.get('command')}` after edits of "
+                f"{', '.join(r.get('files') or ()) or '?'}")
     return (f"{_when(r['at'])}  {str(r.get('session') or '?')[:12]:<12}  {r['outcome']:<7}  "
             f"{r['path']}  ({_why(r)})")
 
@@ -56,7 +61,8 @@ def register(cli, domain_errors, open_memory) -> None:
     def log_cmd(ctx, session, limit, excluded, project, as_of, as_json):
         """What memory injected into prompts, newest first: when, why (channels, the
         association it came by, confidence), and what became of it (read, edited,
-        ignored, or pending until the session's Stop).
+        ignored, or pending until the session's Stop), and the procedures quoted after a
+        failed command.
 
         \b
         Example:
@@ -89,9 +95,12 @@ def register(cli, domain_errors, open_memory) -> None:
 
     @cli.command()
     @click.argument("path")
-    @click.option("--useful", "verdict", flag_value="useful", help="It helped: reset its ignore streak.")
+    @click.option("--useful", "verdict", flag_value="useful",
+                  help="It helped: reset its ignore streak; the channels that ranked it gain "
+                  "credit.")
     @click.option("--wrong", "verdict", flag_value="wrong",
-                  help="It should not have been shown: weaken the association that produced it.")
+                  help="It should not have been shown: weaken the association that produced it; "
+                  "the channels that ranked it lose credit.")
     @click.option("--never", "verdict", flag_value="never",
                   help="Never inject it in this project (until --undo).")
     @click.option("--undo", is_flag=True, help="Undo a --never.")
@@ -120,7 +129,7 @@ def register(cli, domain_errors, open_memory) -> None:
             raise FeedbackError("feedback takes one of --useful, --wrong, --never or --undo")
         with open_memory(ctx) as mem:
             data = feedback(mem, path, verdict, query=query, project=project,
-                            pending=peek_pending() if verdict == "wrong" else ())
+                            pending=peek_pending() if verdict in ("useful", "wrong") else ())
 
         def human(d):
             what = {"useful": "marked useful", "wrong": "marked wrong",

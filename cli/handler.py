@@ -5,7 +5,9 @@ on the guard in place of the socket; this module imports neither of them.
 - `PostToolUse` / `PostToolUseFailure`: map the payload (`hookmap.payload_to_records`),
   normalise and append through `brainbox.recorder`. A failed call whose error has a live
   procedure (DESIGN §4.9) is answered with its quotation (`service.op_procedure`) as
-  `hookSpecificOutput.additionalContext`, when a daemon answers; else nothing.
+  `hookSpecificOutput.additionalContext`, when a daemon answers; else nothing. It asks
+  before recording, so the quotation's event (`procedures.quotation`) is appended in the
+  same batch as the call: the outcome counts are those of what was printed.
 - `UserPromptSubmit`: record the prompt (our injected block stripped by hookmap), then
   ask the daemon for a compact list (`path — why` lines plus `next tool: X`) and print it
   as `hookSpecificOutput.additionalContext`, or print nothing when nothing is relevant.
@@ -58,11 +60,15 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
         log_failure(agent, event, f"event rejected: {msg}")
     if not events:
         return None
-    last_id = record(events, guard)
     ev = events[0]
     kind = ev["kind"]
+    line = None
+    if kind == "tool" and ev.get("error_fp"):  # asked first: the quotation joins the batch
+        line, quoted = _on_failure(event, ev, guard)
+        events = events + quoted
+    last_id = record(events, guard)
     if kind == "tool":
-        return _on_failure(event, ev, guard) if ev.get("error_fp") else None
+        return line
     if kind == "prompt":
         return _on_prompt(ev, last_id, guard)
     if kind == "session_start":
@@ -209,24 +215,37 @@ def _on_pre_tool(agent, payload, guard, at) -> str | None:
                       ensure_ascii=False)
 
 
-def _on_failure(event, ev: dict, guard) -> str | None:
-    """A tool call that failed (recorded already): the quotation of the live procedure
-    of its error (`service.op_procedure`), as the hook's additionalContext, or None. As
-    for PreToolUse, only a daemon answers within a tool hook's budget."""
+def _on_failure(event, ev: dict, guard) -> tuple[str | None, list[dict]]:
+    """A tool call that failed (not recorded yet): the quotation of the live procedure of
+    its error as this failure leaves it (`service.op_procedure`), as the hook's
+    additionalContext, or None; and the event that logs the quotation (`procedures.
+    quotation`), to record with the call in one batch, or none. As for PreToolUse, only a
+    daemon answers within a tool hook's budget."""
     if not settings(guard)["inject"]:
-        return None
+        return None, []
     req = {"op": "procedure", "project": ev["project"], "fingerprint": ev["error_fp"],
+           "session": ev["session"], "tool": ev.get("tool"),
            "max_chars": hookconf.ADVICE_CHARS}
-    result = ask(req, guard)
+    result = ask(req, guard, reserve=RECORD_RESERVE)
     if not result or not result.get("text"):
-        return None
+        return None, []
+    from brainbox.procedures import quotation
+    from brainbox.recorder import normalize_many
+
+    quoted, bad = normalize_many([quotation(ev, result["procedure"])])
+    for _, msg in bad:
+        log_failure(*guard.who, f"quotation not logged: {msg}")
     return json.dumps({"hookSpecificOutput": {"hookEventName": event,
                                               "additionalContext": result["text"]}},
-                      ensure_ascii=False)
+                      ensure_ascii=False), quoted
 
 
-def ask(req: dict, guard) -> dict | None:
-    """The daemon's answer; without one, start it and answer in-process (if time allows)."""
+RECORD_RESERVE = 0.1  # s of a failed call's budget kept for recording it after asking
+
+
+def ask(req: dict, guard, reserve: float = 0.05) -> dict | None:
+    """The daemon's answer; without one, start it and answer in-process (if time allows).
+    `reserve`: the seconds of the budget the daemon's answer must leave."""
     if guard.service is not None:  # running inside the daemon
         answer = guard.service.handle(dict(req, db=guard.service.db))
         return answer.get("result") if answer and answer.get("ok") else None
@@ -235,7 +254,7 @@ def ask(req: dict, guard) -> dict | None:
         guard.spawn_daemon = True
     elif hookconf.enabled("daemon") and guard.daemon_state != "timeout":
         req = dict(req, db=paths.db_path())
-        answer = client.request(req, timeout=max(0.01, guard.remaining() - 0.05))
+        answer = client.request(req, timeout=max(0.01, guard.remaining() - reserve))
         if answer is not None:
             if answer.get("ok"):
                 return answer.get("result")

@@ -316,7 +316,7 @@ def _build():
 
         return guard(correct, memory(), path, verdict, query=query, project=project,
                      cwd=cwd or os.getcwd(),
-                     pending=peek_pending() if verdict == "wrong" else ())
+                     pending=peek_pending() if verdict in ("useful", "wrong") else ())
 
     @server.tool()
     def procedures(cwd: Cwd = None, project: Project = None) -> dict[str, Any]:

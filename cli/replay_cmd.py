@@ -93,6 +93,28 @@ class _Recall(click.Choice):
         return tuple(getattr(recall, self.names))
 
 
+def _procedures(sources, fmt: str, seed: int, bootstrap: int, as_json: bool,
+                json_out: str | None) -> None:
+    """`replay --procedures`: the procedures' evaluation (`brainbox.eval.procedures_eval`)
+    as text, or JSON (`--json`, `--json-out`, every task's row included)."""
+    from brainbox import BrainboxError
+    from brainbox.eval.procedures_eval import evaluate, text
+
+    if not sources:
+        raise click.UsageError("--procedures replays trajectory SOURCEs")
+    _check_output("--json-out", json_out)
+    try:
+        result = evaluate(sources, fmt, seed=seed, resamples=max(1, bootstrap))
+    except BrainboxError as exc:
+        _fail(_cli_message(str(exc)))
+    if not result["pooled"]["tasks"]:
+        _fail(f"no usable task in {', '.join(sources)}: nothing replayed")
+    doc = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
+    if json_out:
+        _write(json_out, doc)
+    _write("-", doc if as_json else text(result) + "\n")
+
+
 def register(cli) -> None:
     @cli.command("replay")
     @click.argument("sources", nargs=-1, type=click.Path(exists=False))
@@ -153,6 +175,11 @@ def register(cli) -> None:
                   help="Evaluate the injection policy instead: every arm's reward at every "
                        "prompt, the policy's, the best arm in hindsight, the silent share; "
                        "--figure draws the regret over time.")
+    @click.option("--procedures", is_flag=True,
+                  help="Evaluate the mined error-fix procedures instead (brainbox.eval."
+                       "procedures_eval): per repository in PR order, how often a task hits "
+                       "an error with a live procedure, and the procedure's files against the "
+                       "files then edited (precision, recall) beside the most edited files.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
@@ -160,8 +187,8 @@ def register(cli) -> None:
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
-               md_out, fig_out, files, ablations, fusion, seen_snippets, policy, no_progress,
-               engine):
+               md_out, fig_out, files, ablations, fusion, seen_snippets, policy, procedures,
+               no_progress, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -180,6 +207,8 @@ def register(cli) -> None:
         from brainbox.eval import report
         from brainbox.eval.runner import run
 
+        if procedures:
+            return _procedures(sources, fmt, seed, bootstrap, as_json, json_out)
         if not sources and not synthetic:
             raise click.UsageError("give at least one SOURCE or --synthetic EVENTS")
         repos, snapshots = _repos(repos_opt)

@@ -233,12 +233,14 @@ class Service:
         return {"text": text, **found}
 
     def op_procedure(self, req):
-        """The quotation of the live procedure of an error just recorded (the
-        PostToolUse(Failure) hook: `req["project"]`, `req["fingerprint"]`), laid out by
+        """The quotation of the live procedure of an error (the PostToolUse(Failure) hook:
+        `req["project"]`, `req["fingerprint"]`; the failed call's `session` and `tool`, not
+        recorded yet: `Procedures.after_failure`), laid out by
         `format_procedure`: {"text"}, "" when there is none."""
         self.refresh()
         found = self.memory().procedure_for(str(req.get("project") or ""),
-                                            str(req.get("fingerprint") or ""))
+                                            str(req.get("fingerprint") or ""),
+                                            req.get("session"), req.get("tool"))
         text = format_procedure(found, int(req.get("max_chars") or hookconf.ADVICE_CHARS))
         return {"text": text, "procedure": found}
 

@@ -57,6 +57,7 @@ __all__ = [
     "N_CHANNELS",
     "RECENCY",
     "RECURRENCE",
+    "RRF_K",
     "SNIPPET",
     "Plan",
     "credit_file",
@@ -65,6 +66,7 @@ __all__ = [
     "weights",
 ]
 
+RRF_K = 20.0  # recall's reciprocal-rank constant (brainbox.recall.RRF_K), that of the credit
 CREDIT_DEPTH = 20  # a channel earns credit for a file it ranked this high or higher
 CREDIT_FILES = 10  # the distinct project files an opening ranking is credited with
 

@@ -26,7 +26,7 @@ def test_each_prompts_policy_reward_is_its_chosen_arms_and_every_arm_is_scored()
     from brainbox.eval.sources import load_source
 
     tasks, _ = load_source(SOURCE)
-    repo = sorted({t.repo for t in tasks})[0]
+    repo = min({t.repo for t in tasks})
     rows = series_rows(sorted((t for t in tasks if t.repo == repo),
                               key=lambda t: (t.order, t.id)), _block)
     assert rows and any(r["available"] for r in rows)

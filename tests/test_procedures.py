@@ -14,18 +14,26 @@ import pytest
 
 from brainbox.cli.service import format_advice
 from brainbox.memory import Memory
-from brainbox.procedures import RETIRE_HARMFUL, WORKFLOW_SESSIONS
-from tests.records import git_repo, hook_process, record_tool, running_daemon
+from brainbox.procedures import RETIRE_HARMFUL, WORKFLOW_SESSIONS, quotation
+from tests.records import git_repo, hook_process, record_tool, running_daemon, stored_events
 
 FILES = ("src/core.py", "src/other.py", "tests/test_core.py")
 FAILURE = "Traceback (most recent call last):\nKeyError: 'user'"
+FP = "PYTHON_KEY_ERROR|key_lookup"
 tool = record_tool
 T0 = 1_700_000_000.0
 
 
-def pytest_run(mem, repo, session, at, *, fail):
+def pytest_run(mem, repo, session, at, *, fail, quoted=True):
+    """A pytest run; a failure is quoted its live procedure as the PostToolUse(Failure)
+    hook does (asked before the call is recorded, the quotation event after it), unless
+    not `quoted` (no daemon answered)."""
+    p = mem.procedure_for(str(repo), FP, session, "Bash:pytest") if fail and quoted else None
     tool(mem, repo, session, "Bash", at, command="pytest tests/test_core.py",
          files=["tests/test_core.py"], error=FAILURE if fail else None, code=1 if fail else 0)
+    if p is not None:
+        mem.record(quotation({"session": session, "project": str(repo), "cwd": str(repo),
+                              "at": at}, p))
 
 
 def fix_session(mem, repo, session="first", at=T0, edit="src/core.py"):
@@ -296,6 +304,62 @@ def test_without_a_daemon_a_failure_is_recorded_and_the_hook_is_silent(tmp_path,
     env = dict(os.environ, BRAINBOX_DAEMON="off")
     assert run_hooks(repo, "later", env, fail_again=False) == ""
     with Memory.open() as mem:
-        assert mem.count_events() == events + 3
+        assert mem.count_events() == events + 3  # the three calls, no quotation
         (p,) = error_fixes(mem, repo)
-    assert p["helpful"] == 1  # shown or not, the outcome is the log's
+    assert p["helpful"] == 0  # nothing was quoted: not shown, no outcome
+    assert not [e for e in stored_events("feedback") if e["meta"].get("op") == "quoted"]
+
+
+def quotations() -> list[dict]:
+    return [e for e in stored_events("feedback") if e["meta"].get("op") == "quoted"]
+
+
+def test_each_quotation_is_an_event_of_the_failed_calls_batch_and_in_the_log(tmp_path,
+                                                                             daemon_env):
+    repo = git_repo(tmp_path / "repo", FILES)
+    run_hooks(repo, "first", daemon_env, fail_again=False)
+    assert quotations() == []  # nothing known when the first failure came
+    assert context(run_hooks(repo, "later", daemon_env, fail_again=False),
+                   "PostToolUseFailure")
+    (q,) = quotations()
+    assert q["session"] == "later" and q["project"] == str(repo)
+    assert q["meta"]["fingerprint"] == FP and q["meta"]["files"] == ["src/core.py"]
+    assert q["meta"]["command"] == "pytest tests/test_core.py"
+    # recorded with the failed call, in its batch: the event right after it
+    evs = stored_events()
+    at = next(i for i, e in enumerate(evs) if e["id"] == q["id"])
+    failed = evs[at - 1]
+    assert failed["kind"] == "tool" and failed["session"] == "later" and failed["error_fp"] == FP
+    r = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "log", "--json"],
+                       capture_output=True, text=True, env=daemon_env, timeout=120)
+    rows = [x for x in json.loads(r.stdout) if x["kind"] == "quotation"]
+    assert [(x["session"], x["fingerprint"], x["outcome"]) for x in rows] == [
+        ("later", FP, "quoted")]
+    text = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "log"],
+                          capture_output=True, text=True, env=daemon_env, timeout=120).stdout
+    assert f"quoted   procedure {FP}: `pytest tests/test_core.py` after edits of " \
+           "src/core.py" in text
+    with Memory.open() as mem:
+        (p,) = error_fixes(mem, repo)
+        assert (p["helpful"], p["harmful"]) == (1, 0)  # the quoted session passed after
+        kept = mem.state.procedures.to_json()
+        mem.rebuild()
+        assert mem.state.procedures.to_json() == kept
+
+
+def test_a_failure_that_retires_its_procedure_is_not_quoted(tmp_path):
+    repo = git_repo(tmp_path / "repo", FILES)
+    with Memory.open() as mem:
+        fix_session(mem, repo)
+        misled_session(mem, repo, "m1", T0 + 100)  # harmful 1
+        pytest_run(mem, repo, "m2", T0 + 200, fail=True)  # quoted
+        tool(mem, repo, "m2", "Edit", T0 + 201, files=["src/core.py"])  # followed
+        # this failure will make it harmful 2 > helpful 0: retired, so not quoted
+        assert mem.procedure_for(str(repo), FP, "m2", "Bash:pytest") is None
+        live = mem.procedure_for(str(repo), FP)  # still live until that failure is folded
+        assert live is not None and live["harmful"] == 1
+        assert mem.state.procedures.exposed["m2"][1] == {FP: True}
+        n = len(quotations())
+        pytest_run(mem, repo, "m2", T0 + 202, fail=True)
+        (p,) = error_fixes(mem, repo)
+        assert p["retired"] and p["harmful"] == RETIRE_HARMFUL and len(quotations()) == n
