@@ -296,28 +296,56 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 # --- connection -----------------------------------------------------------------------
 
-def _driver(prefer_vec: bool):
+# The SQLite library this process opened its first database file with (None: none yet).
+_PROCESS_DRIVER = None
+
+
+def _driver(prefer_vec: bool, memory: bool = False):
+    """The DB-API module to open a database with: with `prefer_vec`, sqlean (whose SQLite
+    can load sqlite-vec) when installed, else the standard library's sqlite3.
+
+    One process opens every database file with one library, the first it chose: two
+    copies of SQLite in one process do not see each other's POSIX locks, and closing a
+    file through one drops the locks the other holds on it, so a checkpoint can then
+    overwrite pages another connection is using (SQLite's "How To Corrupt", 2.2.1). This
+    happened: the daemon's memory (sqlean) and its re-indexer thread (sqlite3) left page
+    1 of the database overwritten by a b-tree leaf page in 2 of 10 runs of a hook test.
+    A process whose first file was opened with sqlite3 keeps it (vector search then
+    scans with numpy). A private in-memory database shares no file and fixes nothing."""
+    global _PROCESS_DRIVER
+    if _PROCESS_DRIVER is not None:
+        return _PROCESS_DRIVER
+    driver = sqlite3
     if prefer_vec:
         try:
-            import sqlean  # a DB-API drop-in whose SQLite can load sqlite-vec
+            import sqlean
 
-            return sqlean
+            driver = sqlean
         except ImportError:
             pass
-    return sqlite3
+    if not memory:
+        _PROCESS_DRIVER = driver
+    return driver
 
 
 def _check_existing(path: Path, driver) -> None:
-    """Read-only checks of an existing database file; never writes to it."""
+    """Read-only checks of an existing database file, through SQLite (a read-only
+    connection); never writes to it.
+
+    The file is never opened here by Python itself: this process may hold connections to
+    it, and closing any descriptor of a file drops every POSIX lock the process holds on
+    it. Reading the header with `open()` did that: another process then took the lock
+    that says no one else uses the database, checkpointed, and deleted the -wal and -shm
+    that this process's connections went on writing to. Their commits were invisible to
+    other processes, and a later checkpoint from the deleted WAL overwrote page 1 with a
+    b-tree page (the daemon's test, 2 runs in 10). SQLite's own descriptors stay open
+    until no connection of the process locks the file."""
     try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
+        size = os.stat(path).st_size
     except OSError as exc:
         raise _os_error(exc, path) from exc
-    if len(header) == 0:
+    if size == 0:
         return  # an empty file is a new database
-    if not header.startswith(SQLITE_HEADER):
-        raise StoreError(f"{path} is not a SQLite database (bad header); left untouched")
     try:
         _inspect(path, driver, "ro")
     except driver.OperationalError as exc:
@@ -326,17 +354,23 @@ def _check_existing(path: Path, driver) -> None:
         # needs write access to the -shm file. Reading through a normal connection writes
         # nothing to the database file itself.
         if _CORRUPT in str(exc) or "malformed" in str(exc):
-            raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
+            raise StoreError(_not_sqlite(path, exc)) from exc
         try:
             _inspect(path, driver, "rw")
         except driver.DatabaseError as exc2:
             raise (_store_error(exc2, path) or StoreError(
                 f"{path} is corrupt ({exc2}); left untouched")) from exc2
     except driver.DatabaseError as exc:
-        raise StoreError(f"{path} is corrupt ({exc}); left untouched") from exc
+        raise StoreError(_not_sqlite(path, exc)) from exc
 
 
 _CORRUPT = "not a database"
+
+
+def _not_sqlite(path, exc) -> str:
+    if _CORRUPT in str(exc):
+        return f"{path} is not a SQLite database (or its header is damaged); left untouched"
+    return f"{path} is corrupt ({exc}); left untouched"
 
 
 def _inspect(path: Path, driver, mode: str) -> None:
@@ -466,12 +500,12 @@ def connect(path: str | Path, *, prefer_vec: bool = False, check: bool = True,
     default path): with `tighten` the database's folder is set to 0700 when it is an own
     folder open to others (the caller says so for the home, never for a folder the user
     chose). With `prefer_vec`, the sqlean driver is used when installed so sqlite-vec can
-    be loaded. Before SQLite sees the file: its folder must be ours (or root's) and not writable by others, the file a
+    be loaded, unless this process opened a file with sqlite3 already (`_driver`). Before SQLite sees the file: its folder must be ours (or root's) and not writable by others, the file a
     regular file of ours (`storage.files`); a foreign, shared-writable, dangling, directory
     or FIFO path is refused with a one-line StoreError and nothing is opened.
     """
-    driver = _driver(prefer_vec)
     memory = str(path) == ":memory:"
+    driver = _driver(prefer_vec, memory)
     if not memory:
         path = Path(path)
         _files.private_dir(path.parent, what="database folder", tighten=tighten)

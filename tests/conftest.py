@@ -17,6 +17,11 @@ def brainbox_home(tmp_path, monkeypatch):
     # after answering) exits after two idle minutes, not the default 30: one such daemon
     # per run of tests/test_startup.py outlived the run, its home deleted.
     monkeypatch.setenv("BRAINBOX_DAEMON_IDLE", "120")
+    # Each test starts as a fresh process would: no SQLite library chosen yet
+    # (storage.db._driver keeps one per process).
+    from brainbox.storage import db
+
+    monkeypatch.setattr(db, "_PROCESS_DRIVER", None)
     return home
 
 

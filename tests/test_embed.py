@@ -216,6 +216,21 @@ def vconn(tmp_path):
     c.close()
 
 
+def without_vec(path):
+    """A connection as a process without sqlite-vec opens it: the standard sqlite3 module
+    (a process keeps the SQLite library it chose first, `storage.db._driver`; a test that
+    mixes them on one file stands for two processes)."""
+    import sqlite3
+
+    from brainbox.storage import db
+
+    chosen, db._PROCESS_DRIVER = db._PROCESS_DRIVER, sqlite3
+    try:
+        return store.connect(path)
+    finally:
+        db._PROCESS_DRIVER = chosen
+
+
 def test_sqlite_vec_is_loaded_and_used_and_the_numpy_scan_finds_the_same(tmp_path, vconn):
     root = str(project(tmp_path))
     codeindex.build(vconn, root)
@@ -223,7 +238,7 @@ def test_sqlite_vec_is_loaded_and_used_and_the_numpy_scan_finds_the_same(tmp_pat
     rng = np.random.default_rng(7)
     vecs = rng.normal(size=(len(ids), 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    other = store.connect(tmp_path / "n.db")  # the standard driver: no sqlite-vec
+    other = without_vec(tmp_path / "n.db")  # the standard driver: no sqlite-vec
     assert not sv.load_vec(other)
     codeindex.build(other, root)
     assert [r[0] for r in sv.unembedded(other, root)] == ids  # same chunk ids
@@ -283,7 +298,7 @@ def test_a_chunk_deleted_without_sqlite_vec_leaves_no_vector_that_knn_returns(tm
         sv.set_model(vconn, "m", 8)
         sv.put(vconn, str(root), ids, vecs)
     vconn.close()
-    plain = store.connect(tmp_path / "v.db")  # the standard module cannot touch vec0
+    plain = without_vec(tmp_path / "v.db")  # the standard module cannot touch vec0
     assert not sv.load_vec(plain)
     (root / "m0.py").write_text("def f0(x):\n    return 0\n")
     codeindex.build(plain, str(root))  # re-chunks m0: its chunks' markers cascade away
@@ -335,7 +350,7 @@ def test_a_model_changed_without_sqlite_vec_gets_a_new_vec0_table(tmp_path, vcon
     with store.atomic(vconn):
         sv.set_model(vconn, "a", 4)
         sv.put(vconn, root, ids, np.eye(len(ids), 4, dtype=np.float32))
-    plain = store.connect(tmp_path / "v.db")
+    plain = without_vec(tmp_path / "v.db")
     with store.atomic(plain):
         sv.set_model(plain, "b", 6)  # clears the markers; cannot drop the vec0 table
     plain.close()

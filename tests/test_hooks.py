@@ -527,7 +527,7 @@ def one_sqlite(monkeypatch):
     standard module's) do not see each other's POSIX locks, so closing one connection
     checkpoints and drops the WAL the other still writes to. A real daemon is its own
     process."""
-    monkeypatch.setattr(dbmod, "_driver", lambda prefer_vec: sqlite3)
+    monkeypatch.setattr(dbmod, "_PROCESS_DRIVER", sqlite3)
 
 
 @pytest.fixture

@@ -384,3 +384,50 @@ def test_forget_leaves_no_text_in_the_db_or_its_wal(brainbox_home, tmp_path):
     assert occurrences() == 0
     conn = db.connect(brainbox_home / "brainbox.db")
     assert db.count_events(conn) == 2  # keep.md's and the deletion's record
+
+
+def test_one_process_opens_every_database_file_with_one_sqlite_library(tmp_path):
+    """Two SQLite copies in one process lose each other's POSIX locks (the daemon's memory
+    on sqlean and its re-indexer on sqlite3 corrupted page 1 of the database): whatever
+    each caller prefers, the first library chosen opens every later file connection."""
+    pytest.importorskip("sqlean")
+    from brainbox.storage import db
+
+    path = tmp_path / "one.db"
+    first = db.connect(path, prefer_vec=True)  # the memory, with sqlite-vec
+    second = db.connect(path)  # a re-indexer's own connection, preferring nothing
+    assert type(second) is type(first) and type(first).__module__.startswith("sqlean")
+    first.close(), second.close()
+    db._PROCESS_DRIVER = None
+    plain = db.connect(tmp_path / "two.db")  # a hook records first, with the stdlib
+    vec = db.connect(tmp_path / "two.db", prefer_vec=True)
+    assert type(vec) is type(plain) and type(plain).__module__.startswith("sqlite3")
+    mem = db.connect(":memory:", prefer_vec=True)  # in memory: no file, still one library
+    assert type(mem) is type(plain)
+    plain.close(), vec.close(), mem.close()
+
+
+def test_opening_a_second_connection_keeps_the_first_ones_locks(tmp_path):
+    """Opening a database checks the file without opening it in Python: closing any
+    descriptor of a file drops the process's POSIX locks on it, and another process then
+    deleted the WAL this process's connection was still writing to (its commits were
+    invisible to every other process, and the database was later corrupted)."""
+    import subprocess
+    import sys
+
+    from brainbox.storage import db
+
+    path = tmp_path / "locks.db"
+    first = db.connect(path)
+    db.set_meta(first, "k0", "v")
+    db.connect(path).close()  # another connection of this process: checked, then closed
+    other = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+             "print(c.execute('SELECT count(*) FROM brainbox_meta').fetchone()[0]); c.close()")
+    seen = [subprocess.run([sys.executable, "-c", other, str(path)], capture_output=True,
+                           text=True, check=True).stdout.strip()]
+    db.set_meta(first, "k1", "v")  # after another process opened and closed the file
+    seen.append(subprocess.run([sys.executable, "-c", other, str(path)], capture_output=True,
+                               text=True, check=True).stdout.strip())
+    first.close()
+    assert int(seen[1]) == int(seen[0]) + 1  # the second write is visible to others
+    assert db.connect(path).execute("PRAGMA quick_check").fetchone()[0] == "ok"
