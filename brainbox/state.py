@@ -54,6 +54,7 @@ from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
 from brainbox.procedures import Procedures
 from brainbox.text import path_tokens, tokens
+from brainbox.windows import window
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
            "Adjacency", "DecayPlan", "Encoded", "Graph", "State"]
@@ -412,7 +413,7 @@ class State(EdgeStore, Decay):
                     self.procedures.observe(ev["session"], project, ev["tool"],
                                             ev.get("action"), files, ev.get("error_fp"),
                                             ev.get("exit_code"), fix)
-                ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
+                ev_kind.append(code), ev_sess.append(window(self, ev, sid)), ev_time.append(at)
                 ev_tool.append(tool)
                 tch_ptr.append(len(tch_res))
                 add_ptr.append(len(add_rid))

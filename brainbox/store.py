@@ -30,7 +30,7 @@ from brainbox.storage.files import (
 )
 
 __all__ = ["StoreError", "check_file", "connect", "open_private", "private_dir",
-           "saved_counts", "strict_dir", "write_private"]
+           "saved_counts", "strict_dir", "tool_durations", "write_private"]
 
 # Names served from `storage.db`, imported on first use (not in `__all__`: they exist only
 # through `__getattr__`).
@@ -53,6 +53,14 @@ def connect(path=None, *, prefer_vec: bool = False, check: bool = True):
     path = os.fspath(path) if path is not None else paths.db_path()
     tighten = path != ":memory:" and paths.is_home(os.path.dirname(os.path.abspath(path)))
     return db.connect(path, prefer_vec=prefer_vec, check=check, tighten=tighten)
+
+
+def tool_durations(conn) -> dict[str, dict]:
+    """Each tool's calls the host timed and their median `duration_ms`
+    (`storage.provenance`)."""
+    from brainbox.storage import provenance
+
+    return provenance.tool_durations(conn)
 
 
 def saved_counts(conn) -> dict | None:

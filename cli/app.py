@@ -46,7 +46,9 @@ def open_memory(ctx):
     jitmode.prepare(ctx.obj.get("db"))
     from brainbox.memory import Memory
 
-    return Memory.open(ctx.obj.get("db"))
+    mem = Memory.open(ctx.obj.get("db"))
+    mem.source = "cli"  # provenance of what a command appends (pin, feedback, decay, ...)
+    return mem
 
 
 def parse_when(value: str | None, option: str = "--now") -> float | None:
@@ -137,31 +139,44 @@ def record(ctx):
 @click.option("--project", help="Project key (default: the repository of --cwd, every worktree one project; $BRAINBOX_PROJECT).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="At most this many files.")
+@click.option("--source", "sources", multiple=True,
+              type=click.Choice(["hook", "import", "mcp", "cli", "unknown"]),
+              help="Only the evidence of events from this source (repeatable): the memory "
+                   "folded from them alone.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def recall(ctx, query, session, cwd, project, limit, as_json):
+def recall(ctx, query, session, cwd, project, limit, sources, as_json):
     """Files most likely needed for QUERY, with their evidence.
 
     A running daemon (`brainbox serve --detach`) answers when it serves this database:
     no numpy import, no state load. Else the memory is loaded here (JSON `served_by`).
+    With --source, the events of those sources are folded here (`brainbox.provenance`).
 
     \b
     Example:
       brainbox recall "login" --json
+      brainbox recall "login" --source hook --source mcp
     """
     t0 = time.perf_counter()
-    found = _daemon(ctx, "recall", query=query, session=session, project=project,
-                    cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
+    found = None if sources else _daemon(
+        ctx, "recall", query=query, session=session, project=project,
+        cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
     if isinstance(found, list):
         results, served_by = found, "daemon"
     else:
         with open_memory(ctx) as mem:
+            if sources:
+                from brainbox import provenance
+
+                mem = provenance.only(mem, sources)
             results = [r.as_dict() for r in mem.recall(query, session=session, cwd=cwd,
                                                          project=project, limit=limit)]
         served_by = "process"
     data = {"query": query, "results": results, "served_by": served_by,
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
+    if sources:
+        data["sources"] = list(sources)
 
     def human(d):
         if not d["results"]:
@@ -200,6 +215,10 @@ def predict(ctx, session, limit, as_json):
                                    for t in d["tools"]] or click.echo("no prediction"))
 
 
+def _by_source(counts: dict) -> str:
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
 def _daemon(ctx, op: str, **fields):
     """The warm daemon's answer to `op` for this command's database, or None (no daemon,
     another database, a timeout or an error: the caller then works in-process)."""
@@ -236,6 +255,11 @@ def explain(ctx, path, query, session, cwd, project, as_json):
             data = mem.explain(path, query, session=session, cwd=cwd, project=project)
         data["served_by"] = "process"
     data["confidence"] = round(float(data["confidence"]), 4)
+    from brainbox import provenance, store  # where the evidence came from (issue 19)
+    from brainbox.memory import Memory
+
+    with Memory(store.connect(ctx.obj.get("db")), autosave=False) as mem:
+        provenance.explain_sources(mem, data, project, os.path.abspath(cwd or os.getcwd()))
 
     def human(d):
         click.echo(f"{d['path']}: rank {d['rank']}, confidence {d['confidence']:.2f}")
@@ -243,10 +267,13 @@ def explain(ctx, path, query, session, cwd, project, as_json):
             click.echo(f"  {c}: rank {r}")
         if d["via"]:
             click.echo(f"  via {d['via']}")
+        if d.get("provenance"):
+            click.echo("  events: " + _by_source(d["provenance"]))
         for e in d["incoming"]:
             how = "structural: the code graph, nothing learned" if e.get("structural") \
                 else e["kind"]
-            click.echo(f"  <- {e['source']} ({how}, w={e['w']})")
+            src = f"; {_by_source(e['sources'])}" if e.get("sources") else ""
+            click.echo(f"  <- {e['source']} ({how}, w={e['w']}{src})")
         if d.get("weights"):  # learned per project at a prompt (brainbox.learning)
             click.echo("  channel weights: " + ", ".join(f"{c} {w:g}"
                                                          for c, w in d["weights"].items()))
@@ -272,6 +299,7 @@ def stats(ctx, as_json):
     try:
         counts = store.saved_counts(conn)
         size = store.db_bytes(conn)
+        durations = store.tool_durations(conn)
     finally:
         conn.close()
     data = None
@@ -290,6 +318,7 @@ def stats(ctx, as_json):
     if data is None:
         with open_memory(ctx) as mem:
             data = mem.stats()
+    data["durations"] = durations  # per tool: calls timed by the host, median ms
 
     def human(d):
         r = d["resources"]
@@ -299,6 +328,9 @@ def stats(ctx, as_json):
                              ("sessions", d["sessions"]), ("projects", d["projects"])):
             click.echo(f"{label}: {value:,}")
         click.echo(f"database: {d['db_path']} ({d['db_bytes']:,} bytes)")
+        if d["durations"]:
+            click.echo("median tool duration: " + ", ".join(
+                f"{t} {v['median_ms']:g} ms ({v['calls']})" for t, v in d["durations"].items()))
 
     emit(data, as_json, human)
 

@@ -61,8 +61,9 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
     last_id = record(events, guard)
     ev = events[0]
     kind = ev["kind"]
-    if kind == "tool":
-        return _on_failure(event, ev, guard) if ev.get("error_fp") else None
+    if kind == "tool":  # a batch's (PostToolBatch) first failed call, if any
+        failed = next((e for e in events if e.get("error_fp")), None)
+        return _on_failure(event, failed, guard) if failed else None
     if kind == "prompt":
         return _on_prompt(ev, last_id, guard)
     if kind == "session_start":
@@ -383,12 +384,12 @@ def _on_stop(ev: dict, guard) -> None:
         feedback = []
         for project, group in by_project.items():
             items, reward = score(group, events)
-            feedback.append(normalize({
+            feedback.append(dict(normalize({
                 "session": ev["session"], "cwd": project, "project": project,
                 "kind": "feedback", "at": ev["at"],
                 "meta": {"op": "feedback", "items": items, "reward": reward,
                          "suggestions": len(group), "decisions": decisions(group, events)},
-            }))
+            }), source="hook"))
         record(feedback, guard)
         fold(guard)
 

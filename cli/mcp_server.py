@@ -65,6 +65,7 @@ def memory():
         from brainbox.memory import Memory
 
         _mem = Memory.open()
+        _mem.source = "mcp"  # provenance of every event MCP appends (issue 19)
     return _mem
 
 

@@ -39,7 +39,10 @@ SPOOL_MAX_FILES = 20_000
 
 def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     """A hook payload as normalised events, and what normalising refused: `hookmap` maps
-    it (the installed hook's `event` decides what it is), `at` fills a missing time."""
+    it (the installed hook's `event` decides what it is), `at` fills a missing time. Each
+    event's `source` is "hook" (provenance, issue 19); a tool call with a tool-use id gets
+    its `uid` from the session and that id, so the PostToolUse and the PostToolBatch of
+    one call (both installed) store it once."""
     from brainbox.cli.hookmap import payload_to_records
     from brainbox.recorder import normalize_many
 
@@ -48,7 +51,13 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
         for r in records:
             if r.get("at") is None:
                 r["at"] = at
-    return normalize_many(records)
+    events, bad = normalize_many(records)
+    for e in events:
+        e["source"] = "hook"
+        use = (e.get("meta") or {}).get("tool_use_id")
+        if use and e["kind"] == "tool":  # PostToolUse and PostToolBatch of one call: once
+            e["uid"] = f"tu:{len(e['session'])}:{e['session']}:{use}"
+    return events, bad
 
 
 def stamp(events: list[dict]) -> list[dict]:

@@ -268,11 +268,26 @@ def _m008_event_worktree(conn) -> None:
     conn.execute("ALTER TABLE events ADD COLUMN worktree TEXT")
 
 
+def _m010_event_source(conn) -> None:
+    """`events.source`: where an event came from (issue 19, provenance): "hook", "import",
+    "mcp" or "cli"; NULL for other writers (the replay, the demo, a library caller). The
+    detail is in `meta` (a hook's `agent` and `event`, a sub-agent's `agent_id`; an
+    import's `transcript` and `line`). Older rows whose meta names an agent and a hook event
+    become "hook" (an import's meta named them too, with nothing to tell it apart: an
+    old import counts as a hook); the rest stays NULL. No index: a filter by source
+    folds the whole log anyway, and the record hook pays for every index."""
+    conn.execute("ALTER TABLE events ADD COLUMN source TEXT")
+    conn.execute("UPDATE events SET source = 'hook' WHERE json_valid(meta) AND "
+                 "json_extract(meta, '$.agent') IS NOT NULL AND "
+                 "json_extract(meta, '$.event') IS NOT NULL")
+
+
 MIGRATIONS = [("001_initial", _m001_initial), ("002_event_uid", _m002_event_uid),
               ("003_code_index", _m003_code_index), ("004_code_fts", _m004_code_fts),
               ("005_code_vectors", _m005_code_vectors), ("006_code_graph", _m006_code_graph),
               ("007_chunk_names", _m007_chunk_names),
-              ("008_event_worktree", _m008_event_worktree)]
+              ("008_event_worktree", _m008_event_worktree),
+              ("010_event_source", _m010_event_source)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -550,7 +565,7 @@ def atomic(conn):
 
 EVENT_COLUMNS = (
     "at", "session", "project", "kind", "tool", "action", "files", "command",
-    "error", "error_fp", "exit_code", "prompt", "args", "meta", "worktree",
+    "error", "error_fp", "exit_code", "prompt", "args", "meta", "worktree", "source",
 )
 # An event whose `uid` is stored already is skipped (not an error): the spool's replay.
 _INSERT = (
@@ -568,7 +583,7 @@ def _event_row(ev: dict) -> tuple:
         json.dumps(files, ensure_ascii=False), ev.get("command"), ev.get("error"),
         ev.get("error_fp"), ev.get("exit_code"), ev.get("prompt"), ev.get("args"),
         json.dumps(meta, ensure_ascii=False) if meta is not None else None,
-        ev.get("worktree"), ev.get("uid"),
+        ev.get("worktree"), ev.get("source"), ev.get("uid"),
     )
 
 
@@ -587,13 +602,15 @@ def _row_event(row) -> dict:
     return ev
 
 
-def iter_events(conn, after: int = 0, batch: int = 50_000):
-    """Events with id > after, in id order, as dicts."""
+def iter_events(conn, after: int = 0, batch: int = 50_000, where: str = "", args=()):
+    """Events with id > after, in id order, as dicts (`where`: more of the WHERE clause,
+    starting with AND, its `?` bound to `args`: `storage.provenance`)."""
     cols = ", ".join(("id",) + EVENT_COLUMNS)
     last = after
     while True:
         rows = conn.execute(
-            f"SELECT {cols} FROM events WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+            f"SELECT {cols} FROM events WHERE id > ?{where} ORDER BY id LIMIT ?",
+            (last, *args, batch)
         ).fetchall()
         if not rows:
             return
