@@ -251,15 +251,13 @@ def explain(ctx, path, query, session, cwd, project, as_json):
     if isinstance(data, dict):
         data["served_by"] = "daemon"
     else:
+        from brainbox import provenance  # where the evidence came from (issue 19)
+
         with open_memory(ctx) as mem:
             data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+            provenance.explain_sources(mem, data, project, os.path.abspath(cwd or os.getcwd()))
         data["served_by"] = "process"
     data["confidence"] = round(float(data["confidence"]), 4)
-    from brainbox import provenance, store  # where the evidence came from (issue 19)
-    from brainbox.memory import Memory
-
-    with Memory(store.connect(ctx.obj.get("db")), autosave=False) as mem:
-        provenance.explain_sources(mem, data, project, os.path.abspath(cwd or os.getcwd()))
 
     def human(d):
         click.echo(f"{d['path']}: rank {d['rank']}, confidence {d['confidence']:.2f}")

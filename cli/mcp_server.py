@@ -141,7 +141,11 @@ def _build():
         session: Session = None,
     ) -> dict[str, Any]:
         """Why a file ranks where it does for a query: channels, ranks, incoming edges."""
-        out = guard(memory().explain, path, query, session=session, cwd=cwd, project=project)
+        from brainbox import provenance
+
+        mem = memory()
+        out = guard(mem.explain, path, query, session=session, cwd=cwd, project=project)
+        out = provenance.explain_sources(mem, out, project, cwd or os.getcwd())
         return {**out, "confidence": round(float(out["confidence"]), 4)}
 
     @server.tool()
