@@ -29,7 +29,7 @@ from brainbox.storage.files import (
     write_private,
 )
 
-__all__ = ["StoreError", "check_file", "connect", "open_private", "private_dir",
+__all__ = ["StoreError", "check_file", "connect", "new_calls", "open_private", "private_dir",
            "saved_counts", "strict_dir", "tool_durations", "write_private"]
 
 # Names served from `storage.db`, imported on first use (not in `__all__`: they exist only
@@ -61,6 +61,13 @@ def tool_durations(conn) -> dict[str, dict]:
     from brainbox.storage import provenance
 
     return provenance.tool_durations(conn)
+
+
+def new_calls(conn, events: list[dict]) -> list[dict]:
+    """`events` without the tool calls stored already (`storage.provenance`)."""
+    from brainbox.storage import provenance
+
+    return provenance.new_calls(conn, events)
 
 
 def saved_counts(conn) -> dict | None:

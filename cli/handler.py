@@ -58,12 +58,12 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
         log_failure(agent, event, f"event rejected: {msg}")
     if not events:
         return None
-    last_id = record(events, guard)
+    last_id = record(events, guard, batch=event == "PostToolBatch")
     ev = events[0]
     kind = ev["kind"]
-    if kind == "tool":  # a batch's (PostToolBatch) first failed call, if any
-        failed = next((e for e in events if e.get("error_fp")), None)
-        return _on_failure(event, failed, guard) if failed else None
+    if kind == "tool":  # a batch's failures were answered by their PostToolUseFailure
+        return _on_failure(event, ev, guard) if ev.get("error_fp") and \
+            event != "PostToolBatch" else None
     if kind == "prompt":
         return _on_prompt(ev, last_id, guard)
     if kind == "session_start":
@@ -80,8 +80,12 @@ def settings(guard) -> dict:
     return guard.settings
 
 
-def record(events: list[dict], guard) -> int | None:
-    """Append normalised events within the budget; spool them when that fails."""
+def record(events: list[dict], guard, batch: bool = False) -> int | None:
+    """Append normalised events within the budget; spool them when that fails. A
+    `batch` (PostToolBatch) leaves out the calls whose PostToolUse recorded them already
+    (the same session and tool-use id, `store.new_calls`): PostToolUse fires for each call
+    as it completes, the batch after all of them, so with both installed each call is
+    stored once; a later PostToolUse is not checked (it never comes after its batch)."""
 
     from brainbox import recorder
 
@@ -95,7 +99,12 @@ def record(events: list[dict], guard) -> int | None:
             wait_ms = int(max(0.02, guard.remaining() - 0.03) * 1000)
             conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         with guard.lock:  # the watchdog must not spool what is being committed
-            last = recorder.append(events, conn, retries=2)
+            if batch:
+                from brainbox import store
+
+                events = store.new_calls(conn, events)
+                guard.pending = events
+            last = recorder.append(events, conn, retries=2) if events else None
             guard.committed = True
         if guard.remaining() > 0.05 and os.path.isdir(spool.spool_dir()):
             spool.drain_spool(conn, guard.lock, until=guard.deadline - 0.05)

@@ -27,8 +27,8 @@ Events (Claude Code's names; Codex's new hooks use the same ones and the same fi
   `meta.batch` (the batch's size). The calls' list is `tool_calls` in one account of the
   hooks reference and `tool_results` in another (items: `tool_name`, `tool_input`,
   `tool_use_id`, `tool_response` or `tool_result`, `error_message`): both are read.
-  When PostToolUse fired for the same calls too, the hooks store each call once: its
-  event id (`uid`) comes from the session and the tool-use id (`cli.spool.to_events`).
+  When PostToolUse fired for the same calls too, the batch leaves out the calls stored
+  already (same session and tool-use id; `cli.handler.record`).
 - Anything else (PreToolUse, Notification, PreCompact, ...) -> [].
 
 Every event: a sub-agent's call carries `agent_id` and `agent_type` (Claude Code), kept

@@ -27,7 +27,7 @@ the evidence the error channel learns from. PreToolUse (advice before an edit or
 command; never a permission decision, and not recorded: PostToolUse records the call)
 matches `Edit|MultiEdit|Write|Bash` only. PostToolBatch (once per batch of parallel calls,
 after they all resolved; no matcher) records a batch as one step; where PostToolUse
-recorded a call of it already, the call is stored once (its event id is its tool-use id's).
+recorded a call of it already (same session and tool-use id), the batch leaves it out.
 
 Codex CLI (`config.toml`, developers.openai.com/codex/hooks): Codex >= 0.124 runs
 Claude-style hooks declared inline as `[[hooks.<Event>]]` / `[[hooks.<Event>.hooks]]`

@@ -40,9 +40,7 @@ SPOOL_MAX_FILES = 20_000
 def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     """A hook payload as normalised events, and what normalising refused: `hookmap` maps
     it (the installed hook's `event` decides what it is), `at` fills a missing time. Each
-    event's `source` is "hook" (provenance, issue 19); a tool call with a tool-use id gets
-    its `uid` from the session and that id, so the PostToolUse and the PostToolBatch of
-    one call (both installed) store it once."""
+    event's `source` is "hook" (provenance, issue 19)."""
     from brainbox.cli.hookmap import payload_to_records
     from brainbox.recorder import normalize_many
 
@@ -54,10 +52,8 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     events, bad = normalize_many(records)
     for e in events:
         e["source"] = "hook"
-        use = (e.get("meta") or {}).get("tool_use_id")
-        if use and e["kind"] == "tool":  # PostToolUse and PostToolBatch of one call: once
-            e["uid"] = f"tu:{len(e['session'])}:{e['session']}:{use}"
     return events, bad
+
 
 
 def stamp(events: list[dict]) -> list[dict]:

@@ -69,3 +69,25 @@ def tool_durations(conn) -> dict[str, dict]:
             by.setdefault(str(tool), []).append(ms)
     return {t: {"calls": len(v), "median_ms": statistics.median(v)}
             for t, v in sorted(by.items())}
+
+
+def new_calls(conn, events: list[dict]) -> list[dict]:
+    """`events` without the tool calls already stored: a call is its session and its
+    `meta.tool_use_id` (a PostToolBatch after the PostToolUse of its calls). One query per
+    session, on the events' session index."""
+    out, known = [], {}
+    for e in events:
+        use = (e.get("meta") or {}).get("tool_use_id")
+        if e.get("kind") != "tool" or not use:
+            out.append(e)
+            continue
+        seen = known.get(e["session"])
+        if seen is None:
+            seen = known[e["session"]] = {str(r[0]) for r in conn.execute(
+                "SELECT json_extract(meta, '$.tool_use_id') FROM events WHERE session = ? "
+                "AND kind = 'tool' AND meta LIKE '%\"tool_use_id\"%' AND json_valid(meta)",
+                (e["session"],)) if r[0] is not None}
+        if use not in seen:
+            seen.add(use)
+            out.append(e)
+    return out

@@ -204,9 +204,12 @@ def test_a_batch_and_its_calls_post_tool_use_are_stored_once(real_payloads, brai
     assert [g[2] for g in got] == [p["tool_use_id"] for p in calls[:2]] + \
         [calls[2]["tool_use_id"]]
     assert [g[3] for g in got] == [None, None, 3]
-    assert hook_process("PostToolUse", calls[2], env) == ""  # after the batch: once too
-    assert hook_process("PostToolBatch", batch_of(calls), env) == ""
+    assert hook_process("PostToolBatch", batch_of(calls), env) == ""  # the same batch again
     assert stored_calls() == got
+    # calls of another session with the same ids are other calls
+    other = [dict(p, session_id="other") for p in calls]
+    assert hook_process("PostToolBatch", batch_of(other), env) == ""
+    assert len(stored_calls()) == 6
 
 
 def test_a_batch_folds_the_same_whatever_order_the_host_lists_it(real_payloads, tmp_path):
