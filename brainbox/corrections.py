@@ -211,7 +211,6 @@ def feedback(mem, path: str, verdict: str, *, query: str | None = None,
 
     from brainbox.events import normalize
     from brainbox.kernels.codes import FILE
-    from brainbox.storage import db
 
     if verdict not in VERDICTS:
         raise FeedbackError(f"feedback takes one of {', '.join('--' + v for v in VERDICTS)}")
@@ -247,7 +246,7 @@ def feedback(mem, path: str, verdict: str, *, query: str | None = None,
         out["via"] = meta["via"]
     ev = normalize({"session": SESSION, "project": project, "cwd": project,
                     "kind": "feedback", "files": [os.path.join(project, rel)], "meta": meta})
-    out["id"] = db.append_events(mem.conn, [ev])
+    out["id"] = mem.record_normalized([ev])
     mem.sync()
     return {**out, "changed": True}
 

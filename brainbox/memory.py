@@ -45,8 +45,8 @@ class Memory:
         self.autosave = autosave
         self._state: State | None = None
         self._index: Index | None = None
-        self._saved_resources = 0
-        self._saved_watermark = 0
+        self._saved_resources = self._saved_watermark = 0
+        self.source: str | None = None  # what this Memory appends came from (issue 19)
 
     # --- opening -----------------------------------------------------------------------
 
@@ -126,10 +126,10 @@ class Memory:
             normed = [normalize(e) for e in events]
         except EventError as exc:
             raise BrainboxError(str(exc)) from exc
-        return dbmod.append_events(self.conn, normed)
+        return self.record_normalized(normed)
 
-    def record_normalized(self, events: list[dict]) -> int:
-        return dbmod.append_events(self.conn, events)
+    def record_normalized(self, events: list[dict]) -> int:  # each stamped with its source
+        return dbmod.append_events(self.conn, [{"source": self.source, **e} for e in events])
 
     def decay(self, now: float | None = None, *, dry_run: bool = False,
               force: bool = False) -> dict:
@@ -152,7 +152,7 @@ class Memory:
                 f"decay would prune {prune} of {before} associations "
                 f"({100 * prune // max(before, 1)}%); pass --yes to prune them, "
                 f"or --dry-run to see")
-        dbmod.append_events(self.conn, [{
+        self.record_normalized([{
             "at": at, "session": "brainbox:maintenance", "project": "", "kind": "maintenance",
             "files": [], "meta": {"op": "decay", "floor": floor},
         }])
@@ -168,7 +168,7 @@ class Memory:
         ev = normalize({"session": session, "cwd": cwd, "project": project, "kind": "feedback",
                         "files": files, "meta": {"op": "resolve", "error_fp": fingerprint(error)}})
         ev["meta"]["files"] = ev["files"]
-        dbmod.append_events(self.conn, [ev])
+        self.record_normalized([ev])
 
     def rebuild(self) -> dict:
         """Recompute the state from the whole log (from `consolidate`'s checkpoint on)."""
@@ -551,7 +551,7 @@ class Memory:
         found = self.state.pins.find(ev["project"], kind, value)
         if found is not None:
             return {**found[1], "project": ev["project"], "pinned": False}
-        dbmod.append_events(self.conn, [ev])
+        self.record_normalized([ev])
         self.sync()
         _, pin = self.state.pins.find(ev["project"], kind, value)
         return {**pin, "project": ev["project"], "pinned": True}
@@ -581,7 +581,7 @@ class Memory:
                "kind": "maintenance", "meta": {"op": "unpin", "id": pin["id"]}}
         if pin["kind"] == "file":  # `forget` of the file deletes its unpin with its pin
             raw["files"] = [os.path.join(where, pin["value"])]
-        dbmod.append_events(self.conn, [normalize(raw)])
+        self.record_normalized([normalize(raw)])
         self.sync()
         return {**pin, "project": where, "unpinned": True}
 

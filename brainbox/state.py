@@ -55,6 +55,7 @@ from brainbox.openerrors import OpenErrors
 from brainbox.pins import Board
 from brainbox.procedures import Procedures
 from brainbox.text import path_tokens, tokens
+from brainbox.windows import window
 
 __all__ = ["ADJ_POOL", "ERROR", "FILE", "KIND_NAMES", "PROMPT", "SKIP", "TOOL", "TOOL_EVENT",
            "Adjacency", "DecayPlan", "Encoded", "Graph", "State"]
@@ -410,9 +411,8 @@ class State(EdgeStore, Decay):
                     self.procedures.observe(ev["session"], project, ev["tool"],
                                             ev.get("action"), files, ev.get("error_fp"),
                                             ev.get("exit_code"), fix)
-                ev_kind.append(code), ev_sess.append(sid), ev_time.append(at)
-                ev_tool.append(tool)
-                tch_ptr.append(len(tch_res))
+                ev_kind.append(code), ev_sess.append(window(self, ev, sid)), ev_time.append(at)
+                ev_tool.append(tool), tch_ptr.append(len(tch_res))
                 add_ptr.append(len(add_rid))
                 n_res_after.append(self.n_res), n_terms_after.append(len(self.terms))
         finally:

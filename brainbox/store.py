@@ -29,8 +29,8 @@ from brainbox.storage.files import (
     write_private,
 )
 
-__all__ = ["StoreError", "audit", "check_file", "connect", "open_private", "private_dir",
-           "saved_counts", "strict_dir", "write_private"]
+__all__ = ["StoreError", "audit", "check_file", "connect", "new_calls", "open_private",
+           "private_dir", "saved_counts", "strict_dir", "tool_durations", "write_private"]
 
 # Names served from `storage.db`, imported on first use (not in `__all__`: they exist only
 # through `__getattr__`).
@@ -53,6 +53,21 @@ def connect(path=None, *, prefer_vec: bool = False, check: bool = True):
     path = os.fspath(path) if path is not None else paths.db_path()
     tighten = path != ":memory:" and paths.is_home(os.path.dirname(os.path.abspath(path)))
     return db.connect(path, prefer_vec=prefer_vec, check=check, tighten=tighten)
+
+
+def tool_durations(conn) -> dict[str, dict]:
+    """Each tool's calls the host timed and their median `duration_ms`
+    (`storage.provenance`)."""
+    from brainbox.storage import provenance
+
+    return provenance.tool_durations(conn)
+
+
+def new_calls(conn, events: list[dict]) -> list[dict]:
+    """`events` without the tool calls stored already (`storage.provenance`)."""
+    from brainbox.storage import provenance
+
+    return provenance.new_calls(conn, events)
 
 
 def saved_counts(conn) -> dict | None:

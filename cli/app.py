@@ -47,7 +47,9 @@ def open_memory(ctx):
     jitmode.prepare(ctx.obj.get("db"))
     from brainbox.memory import Memory
 
-    return Memory.open(ctx.obj.get("db"))
+    mem = Memory.open(ctx.obj.get("db"))
+    mem.source = "cli"  # provenance of what a command appends (pin, feedback, decay, ...)
+    return mem
 
 
 def parse_when(value: str | None, option: str = "--now") -> float | None:
@@ -139,28 +141,40 @@ def record(ctx):
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="At most this many files.")
 @as_of_option
+@click.option("--source", "sources", multiple=True,
+              type=click.Choice(["hook", "import", "mcp", "cli", "unknown"]),
+              help="Only the evidence of events from this source (repeatable): the memory "
+                   "folded from them alone.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.pass_context
 @domain_errors
-def recall(ctx, query, session, cwd, project, limit, as_of, as_json):
+def recall(ctx, query, session, cwd, project, limit, as_of, sources, as_json):
     """Files most likely needed for QUERY, with their evidence.
 
     A running daemon (`brainbox serve --detach`) answers when it serves this database:
     no numpy import, no state load. Else the memory is loaded here (JSON `served_by`).
+    With --source, the events of those sources are folded here (`brainbox.provenance`).
 
     \b
     Example:
       brainbox recall "login" --json
+      brainbox recall "login" --source hook --source mcp
     """
     t0 = time.perf_counter()
     at = parse_as_of(as_of)
-    found = None if at is not None else _daemon(
+    if at is not None and sources:
+        raise click.UsageError("--as-of and --source cannot be combined (yet)")
+    found = None if at is not None or sources else _daemon(
         ctx, "recall", query=query, session=session, project=project,
         cwd=os.path.abspath(cwd or os.getcwd()), limit=limit)
     if isinstance(found, list):
         results, served_by = found, "daemon"
     else:
         with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
+            if sources:
+                from brainbox import provenance
+
+                mem = provenance.only(mem, sources)
             results = [r.as_dict() for r in mem.recall(query, session=session, cwd=cwd,
                                                          project=project, limit=limit)]
         served_by = "process"
@@ -168,6 +182,8 @@ def recall(ctx, query, session, cwd, project, limit, as_of, as_json):
             "elapsed_ms": round((time.perf_counter() - t0) * 1000, 3)}
     if at is not None:
         data["as_of"] = at
+    if sources:
+        data["sources"] = list(sources)
 
     def human(d):
         if not d["results"]:
@@ -210,6 +226,10 @@ def predict(ctx, session, limit, as_of, as_json):
                                    for t in d["tools"]] or click.echo("no prediction"))
 
 
+def _by_source(counts: dict) -> str:
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
 def _daemon(ctx, op: str, **fields):
     """The warm daemon's answer to `op` for this command's database, or None (no daemon,
     another database, a timeout or an error: the caller then works in-process)."""
@@ -245,8 +265,11 @@ def explain(ctx, path, query, session, cwd, project, as_of, as_json):
     if isinstance(data, dict):
         data["served_by"] = "daemon"
     else:
+        from brainbox import provenance  # where the evidence came from (issue 19)
+
         with open_memory(ctx) if at is None else open_as_of(ctx, at) as mem:
             data = mem.explain(path, query, session=session, cwd=cwd, project=project)
+            provenance.explain_sources(mem, data, project, os.path.abspath(cwd or os.getcwd()))
         data["served_by"] = "process"
         if at is not None:
             data["as_of"] = at
@@ -258,10 +281,13 @@ def explain(ctx, path, query, session, cwd, project, as_of, as_json):
             click.echo(f"  {c}: rank {r}")
         if d["via"]:
             click.echo(f"  via {d['via']}")
+        if d.get("provenance"):
+            click.echo("  events: " + _by_source(d["provenance"]))
         for e in d["incoming"]:
             how = "structural: the code graph, nothing learned" if e.get("structural") \
                 else e["kind"]
-            click.echo(f"  <- {e['source']} ({how}, w={e['w']})")
+            src = f"; {_by_source(e['sources'])}" if e.get("sources") else ""
+            click.echo(f"  <- {e['source']} ({how}, w={e['w']}{src})")
         if d.get("weights"):  # learned per project at a prompt (brainbox.learning)
             click.echo("  channel weights: " + ", ".join(f"{c} {w:g}"
                                                          for c, w in d["weights"].items()))
@@ -289,6 +315,7 @@ def stats(ctx, as_of, as_json):
     try:
         counts = store.saved_counts(conn) if at is None else None
         size = store.db_bytes(conn)
+        durations = store.tool_durations(conn)
     finally:
         conn.close()
     data = None
@@ -310,6 +337,7 @@ def stats(ctx, as_of, as_json):
     if data is None:
         with open_memory(ctx) as mem:
             data = mem.stats()
+    data["durations"] = durations  # per tool: calls timed by the host, median ms
 
     def human(d):
         r = d["resources"]
@@ -319,6 +347,9 @@ def stats(ctx, as_of, as_json):
                              ("sessions", d["sessions"]), ("projects", d["projects"])):
             click.echo(f"{label}: {value:,}")
         click.echo(f"database: {d['db_path']} ({d['db_bytes']:,} bytes)")
+        if d["durations"]:
+            click.echo("median tool duration: " + ", ".join(
+                f"{t} {v['median_ms']:g} ms ({v['calls']})" for t, v in d["durations"].items()))
 
     emit(data, as_json, human)
 

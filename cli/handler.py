@@ -63,10 +63,12 @@ def handle(agent, event, payload, guard, at: float | None = None) -> str | None:
     ev = events[0]
     kind = ev["kind"]
     line = None
-    if kind == "tool" and ev.get("error_fp"):  # asked first: the quotation joins the batch
+    if kind == "tool" and ev.get("error_fp") and event != "PostToolBatch":
+        # asked first: the quotation joins the batch (a batch's failures were answered by
+        # their PostToolUseFailure)
         line, quoted = _on_failure(event, ev, guard)
         events = events + quoted
-    last_id = record(events, guard)
+    last_id = record(events, guard, batch=event == "PostToolBatch")
     if kind == "tool":
         return line
     if kind == "prompt":
@@ -85,8 +87,12 @@ def settings(guard) -> dict:
     return guard.settings
 
 
-def record(events: list[dict], guard) -> int | None:
-    """Append normalised events within the budget; spool them when that fails."""
+def record(events: list[dict], guard, batch: bool = False) -> int | None:
+    """Append normalised events within the budget; spool them when that fails. A
+    `batch` (PostToolBatch) leaves out the calls whose PostToolUse recorded them already
+    (the same session and tool-use id, `store.new_calls`): PostToolUse fires for each call
+    as it completes, the batch after all of them, so with both installed each call is
+    stored once; a later PostToolUse is not checked (it never comes after its batch)."""
 
     from brainbox import recorder
 
@@ -100,7 +106,12 @@ def record(events: list[dict], guard) -> int | None:
             wait_ms = int(max(0.02, guard.remaining() - 0.03) * 1000)
             conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         with guard.lock:  # the watchdog must not spool what is being committed
-            last = recorder.append(events, conn, retries=2)
+            if batch:
+                from brainbox import store
+
+                events = store.new_calls(conn, events)
+                guard.pending = events
+            last = recorder.append(events, conn, retries=2) if events else None
             guard.committed = True
         if guard.remaining() > 0.05 and os.path.isdir(spool.spool_dir()):
             spool.drain_spool(conn, guard.lock, until=guard.deadline - 0.05)
@@ -403,12 +414,12 @@ def _on_stop(ev: dict, guard) -> None:
         feedback = []
         for project, group in by_project.items():
             items, reward = score(group, events)
-            feedback.append(normalize({
+            feedback.append(dict(normalize({
                 "session": ev["session"], "cwd": project, "project": project,
                 "kind": "feedback", "at": ev["at"],
                 "meta": {"op": "feedback", "items": items, "reward": reward,
                          "suggestions": len(group), "decisions": decisions(group, events)},
-            }))
+            }), source="hook"))
         record(feedback, guard)
         fold(guard)
 

@@ -22,7 +22,19 @@ Events (Claude Code's names; Codex's new hooks use the same ones and the same fi
 - `Stop` -> 'session_end' with reason 'stop'. Stop ends a turn, not a session (Claude
   Code fires it after every answer; Codex has no SessionEnd at all), so the engine can
   tell a real end from a turn end by this reason.
+- `PostToolBatch` (Claude Code: a batch of parallel calls, after all resolved) -> one
+  'tool' record per call, each as its PostToolUse would map, in a canonical order, with
+  `meta.batch` (the batch's size). The calls' list is `tool_calls` in one account of the
+  hooks reference and `tool_results` in another (items: `tool_name`, `tool_input`,
+  `tool_use_id`, `tool_response` or `tool_result`, `error_message`): both are read.
+  When PostToolUse fired for the same calls too, the batch leaves out the calls stored
+  already (same session and tool-use id; `cli.handler.record`).
 - Anything else (PreToolUse, Notification, PreCompact, ...) -> [].
+
+Every event: a sub-agent's call carries `agent_id` and `agent_type` (Claude Code), kept
+in `meta` (the fold gives a sub-agent its own window, `brainbox.state`); a tool call's
+`duration_ms` is kept in `meta` when it is an integer in [0, 2^40) (`brainbox stats`
+gives each tool's median).
 
 Codex specifics. Codex >= 0.124 runs Claude-style hooks (`hook_event_name`, `tool_name`,
 `tool_input`, `tool_response`, `turn_id`): shell calls arrive as tool 'Bash' with
@@ -42,8 +54,7 @@ if it only reads some, else run; TodoWrite/ExitPlanMode -> plan; anything else -
 
 Bounds: command 4 KB, prompt 8 KB, error 2 KB (first line + tail), args 1 KB, 50 files;
 lone surrogates become U+FFFD and NULs are dropped, so every string encodes as UTF-8;
-an exit code is clamped to int64 (the payload's only integer we keep; text exit codes
-have at most 6 digits), since SQLite cannot bind a larger one.
+an exit code is clamped to int64 (text exit codes have at most 6 digits), since SQLite cannot bind a larger one.
 
 The installed hook's event (argv) decides which event a payload is; the payload's
 `hook_event_name` is used only when the hook was run without one.
@@ -66,6 +77,8 @@ MAX_FILES = 50
 MAX_SEARCH_FILES = 20
 MAX_PATH = 4096
 MAX_NAME = 256
+MAX_BATCH = 64  # calls of one PostToolBatch kept
+MAX_DURATION_MS = 1 << 40  # a tool call's duration_ms kept when in [0, this): 34 years
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # what SQLite stores as an INTEGER
 # Shell parsing is linear but not free; a 10 MB heredoc must not cost the hook its budget.
 MAX_SHELL_SCAN = 16384
@@ -196,10 +209,16 @@ def _records(agent, payload, event) -> list[dict]:
     turn = payload.get("turn_id")
     if isinstance(turn, str) and turn:
         meta["turn"] = _clean(turn)[:MAX_NAME]
+    for key, limit in (("agent_id", MAX_NAME), ("agent_type", 64)):
+        value = payload.get(key)  # a sub-agent's call (Claude Code): its own window
+        if isinstance(value, str) and value.strip():
+            meta[key] = _clean(value).strip()[:limit]
 
     if name in ("PostToolUse", "PostToolUseFailure"):
         rec = _tool_record(base, meta, payload, failed=name == "PostToolUseFailure")
         return [rec] if rec else []
+    if name == "PostToolBatch":
+        return _batch(base, meta, payload)
     if name == "UserPromptSubmit":
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
@@ -252,6 +271,10 @@ def _tool_record(base, meta, payload, failed) -> dict | None:
     use_id = payload.get("tool_use_id")
     if isinstance(use_id, str) and use_id:
         meta["tool_use_id"] = _clean(use_id)[:MAX_NAME]
+    duration = payload.get("duration_ms")
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool) \
+            and 0 <= duration < MAX_DURATION_MS:
+        meta["duration_ms"] = int(duration)
     base.update(
         tool=record_tool,
         files=files,
@@ -263,6 +286,40 @@ def _tool_record(base, meta, payload, failed) -> dict | None:
         meta=meta,
     )
     return base
+
+
+def _batch(base, meta, payload) -> list[dict]:
+    """`PostToolBatch`: one record per call of the batch, each mapped as its PostToolUse
+    (or PostToolUseFailure, when the call carries an error) would be, in a canonical order
+    (by tool-use id, then tool and input), so the fold does not depend on the order the
+    host listed parallel calls in; `meta.batch` is the batch's size. The list is
+    `tool_calls` (or `tool_results`, or `calls`: the shape is not settled in the docs)."""
+    calls = next((payload[k] for k in ("tool_calls", "tool_results", "calls")
+                  if isinstance(payload.get(k), list)), [])
+    envelope = {k: v for k, v in payload.items() if k not in ("tool_calls", "tool_results",
+                                                              "calls")}
+    out = []
+    for call in calls[:MAX_BATCH]:
+        if not isinstance(call, dict):
+            continue
+        one = dict(envelope, **call)
+        if "tool_response" not in call:
+            for key in ("tool_result", "tool_output", "result"):
+                if key in call:
+                    one["tool_response"] = call[key]
+                    break
+        failed = any(isinstance(call.get(k), str) and call[k].strip()
+                     for k in ("error", "error_message")) or call.get("is_error") is True
+        if failed and not isinstance(call.get("error"), str):
+            one["error"] = call.get("error_message") or "tool failed"
+        rec = _tool_record(dict(base), dict(meta), one, failed=failed)
+        if rec:
+            out.append(rec)
+    out.sort(key=lambda r: (r["meta"].get("tool_use_id") or "", r["tool"] or "",
+                            json.dumps(r["files"]), r["command"] or ""))
+    for rec in out:
+        rec["meta"]["batch"] = len(out)
+    return out
 
 
 def _notify(agent, payload) -> list[dict]:

@@ -48,7 +48,7 @@ from brainbox.cli import client, handler, health, hookconf, wire
 from brainbox.cli.guard import WATCHDOG_LOCK_WAIT, Guard, Null
 from brainbox.cli.hooklog import failures, log_failure, safe
 
-TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
 HANDOFF_EVENTS = frozenset({"UserPromptSubmit", "SessionStart", "Stop", "SessionEnd",
                             "PreToolUse"})
 MAX_STDIN = 16 << 20

@@ -25,7 +25,9 @@ filter on source/reason, and an omitted matcher fires for all. PostToolUse fires
 calls that succeeded, so PostToolUseFailure is installed too: failed commands and edits are
 the evidence the error channel learns from. PreToolUse (advice before an edit or a shell
 command; never a permission decision, and not recorded: PostToolUse records the call)
-matches `Edit|MultiEdit|Write|Bash` only.
+matches `Edit|MultiEdit|Write|Bash` only. PostToolBatch (once per batch of parallel calls,
+after they all resolved; no matcher) records a batch as one step; where PostToolUse
+recorded a call of it already (same session and tool-use id), the batch leaves it out.
 
 Codex CLI (`config.toml`, developers.openai.com/codex/hooks): Codex >= 0.124 runs
 Claude-style hooks declared inline as `[[hooks.<Event>]]` / `[[hooks.<Event>.hooks]]`
@@ -58,6 +60,7 @@ CLAUDE_EVENTS = (
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
+    "PostToolBatch",
     "Stop",
     "SessionEnd",
 )

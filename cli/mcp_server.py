@@ -66,6 +66,7 @@ def memory():
         from brainbox.memory import Memory
 
         _mem = Memory.open()
+        _mem.source = "mcp"  # provenance of every event MCP appends (issue 19)
     return _mem
 
 
@@ -163,8 +164,11 @@ def _build():
         as_of: AsOfT = None,
     ) -> dict[str, Any]:
         """Why a file ranks where it does for a query: channels, ranks, incoming edges."""
+        from brainbox import provenance
+
         with past(as_of) as mem:
             out = guard(mem.explain, path, query, session=session, cwd=cwd, project=project)
+            out = provenance.explain_sources(mem, out, project, cwd or os.getcwd())
         return {**out, "confidence": round(float(out["confidence"]), 4)}
 
     @server.tool()

@@ -104,6 +104,8 @@ def main(argv: list[str], db: str | None = None) -> int:
         except EventError as exc:
             print(f"brainbox: {exc}", file=sys.stderr)
             return 1
+    for e in events:
+        e["source"] = "cli"  # provenance (issue 19)
     try:
         conn = store.connect(args.db or db) if (args.db or db) else None
         try:

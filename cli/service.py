@@ -173,9 +173,12 @@ class Service:
         cwd = req.get("cwd")
         if not (isinstance(cwd, str) and os.path.isabs(cwd)):
             raise ValueError("explain needs the client's absolute cwd")
-        return self.memory().explain(str(req.get("path") or ""), str(req.get("query") or ""),
-                                     session=req.get("session"), project=req.get("project"),
-                                     cwd=cwd)
+        from brainbox import provenance
+
+        mem = self.memory()
+        out = mem.explain(str(req.get("path") or ""), str(req.get("query") or ""),
+                          session=req.get("session"), project=req.get("project"), cwd=cwd)
+        return provenance.explain_sources(mem, out, req.get("project"), cwd)
 
     def op_predict(self, req):
         self.refresh()

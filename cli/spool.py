@@ -39,7 +39,8 @@ SPOOL_MAX_FILES = 20_000
 
 def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     """A hook payload as normalised events, and what normalising refused: `hookmap` maps
-    it (the installed hook's `event` decides what it is), `at` fills a missing time."""
+    it (the installed hook's `event` decides what it is), `at` fills a missing time. Each
+    event's `source` is "hook" (provenance, issue 19)."""
     from brainbox.cli.hookmap import payload_to_records
     from brainbox.recorder import normalize_many
 
@@ -48,7 +49,11 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
         for r in records:
             if r.get("at") is None:
                 r["at"] = at
-    return normalize_many(records)
+    events, bad = normalize_many(records)
+    for e in events:
+        e["source"] = "hook"
+    return events, bad
+
 
 
 def stamp(events: list[dict]) -> list[dict]:

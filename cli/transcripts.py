@@ -3,7 +3,9 @@
 Past sessions go through exactly the hooks' normalisation: each tool call becomes the
 payload its PostToolUse (or PostToolUseFailure) hook would have received, each user
 prompt a UserPromptSubmit payload, and `hookmap.payload_to_records` maps them; only `at`
-differs (the transcript's timestamp instead of "now"). So an import and a live session
+differs (the transcript's timestamp instead of "now"), and each event's provenance:
+`source` "import", `meta.transcript` (the file) and `meta.offset` (its line's first
+byte). So an import and a live session
 build the same memory, and our own injected blocks are stripped the same way.
 
 Standard library only. `cli` must not import `eval`: the Claude Code lines are read by
@@ -438,8 +440,11 @@ def import_sessions(agent: str, root=None, *, project: str | None = None,
                     rec["at"] = when
                     if project:
                         rec["project"] = project
+                    # provenance (issue 19): the transcript and its line's byte offset
+                    rec["meta"] = dict(rec.get("meta") or {}, transcript=str(path),
+                                       offset=start)
                     try:
-                        evs.append(normalize(rec))
+                        evs.append(dict(normalize(rec), source="import"))
                     except EventError:
                         stats["rejected"] += 1
                 groups.append((start, evs))

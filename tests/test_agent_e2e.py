@@ -250,7 +250,7 @@ def test_install_twice_then_uninstall_is_byte_identical(tmp_path):
     doc = json.loads(cli("doctor", "--json", "--no-latency", env=env).stdout)
     assert doc["hooks"]["claude_user"]["events"] == sorted(
         ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-         "Stop", "SessionEnd"])
+         "PostToolBatch", "Stop", "SessionEnd"])
     assert doc["hooks"]["codex"]["events"] == sorted(
         ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"])
     r = cli("uninstall", "--claude", "--user", "--json", env=env)

@@ -64,6 +64,11 @@ FIELDS = [
     "thread-id",
     "tool_use_id",
     "error_message",
+    "duration_ms",
+    "agent_id",
+    "agent_type",
+    "tool_calls",
+    "tool_results",
 ]
 EVENTS = st.sampled_from(
     [
@@ -74,6 +79,7 @@ EVENTS = st.sampled_from(
         "SessionEnd",
         "Stop",
         "PreToolUse",
+        "PostToolBatch",
         "",
     ]
 )
@@ -114,7 +120,19 @@ PAYLOAD = st.one_of(
             "prompt": VALUE,
             "type": st.just("agent-turn-complete"),
             "input-messages": VALUE,
+            "duration_ms": VALUE,
+            "agent_id": VALUE,
         },
+    ),
+    # a PostToolBatch: a list of calls shaped like PostToolUse payloads, or junk
+    st.fixed_dictionaries(
+        {"hook_event_name": st.just("PostToolBatch"),
+         "tool_calls": st.one_of(VALUE, st.lists(st.one_of(VALUE, st.fixed_dictionaries(
+             {"tool_name": st.one_of(TOOLS, VALUE)},
+             optional={"tool_input": VALUE, "tool_use_id": VALUE, "tool_response": VALUE,
+                       "tool_result": VALUE, "error_message": VALUE, "duration_ms": VALUE})),
+             max_size=5))},
+        optional={"session_id": VALUE, "cwd": VALUE, "agent_id": VALUE},
     ),
 )
 
@@ -130,6 +148,26 @@ def test_any_payload_maps_without_raising(agent, payload, event):
     assert isinstance(records, list)
     for rec in records:
         check_record(rec)
+        meta = rec.get("meta") or {}
+        if "duration_ms" in meta:
+            assert type(meta["duration_ms"]) is int and 0 <= meta["duration_ms"] < 1 << 40
+        for key in ("agent_id", "agent_type"):
+            assert key not in meta or (isinstance(meta[key], str) and meta[key])
+
+
+def test_mutated_batches_of_real_payloads_never_raise():
+    rng = random.Random(17)
+    seeds = [p for p in fixture_payloads() if isinstance(p, dict) and p.get("tool_name")]
+    assert seeds
+    for _ in range(500):
+        calls = [_mutate(rng.choice(seeds), rng) for _ in range(rng.randint(0, 6))]
+        payload = {"hook_event_name": "PostToolBatch", "session_id": "s", "cwd": "/r",
+                   rng.choice(["tool_calls", "tool_results"]): calls}
+        records = payload_to_records("claude", payload, "PostToolBatch")
+        assert len(records) <= len(calls)
+        for rec in records:
+            check_record(rec)
+            assert rec["meta"]["batch"] == len(records)
 
 
 def _mutate(value, rng: random.Random, depth=0):
