@@ -565,6 +565,7 @@ def _register_commands():
     from brainbox.cli import (
         agent_cmds,
         archive_cmd,
+        cache_cmd,
         feedback_cmd,
         fit_cmd,
         index_cmd,
@@ -575,6 +576,7 @@ def _register_commands():
     )
 
     replay_cmd.register(cli)
+    cache_cmd.register(cli)
     fit_cmd.register(cli)
     index_cmd.register(cli)
     search_cmd.register(cli)

@@ -181,6 +181,9 @@ def register(cli) -> None:
                        "an error with a live procedure, and the procedure's files against the "
                        "files then edited (precision, recall) beside the most edited files.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
+    @click.option("--no-cache", is_flag=True,
+                  help="Parse every source, neither reading nor writing the input cache "
+                       "(`brainbox cache info`).")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
                   help="The compiled per-task replay loop, or the Python reference loop "
@@ -188,7 +191,7 @@ def register(cli) -> None:
     def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
                scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
                md_out, fig_out, files, ablations, fusion, seen_snippets, policy, procedures,
-               no_progress, engine):
+               no_progress, no_cache, engine):
         """Replay agent trajectories without foresight and score brainbox against five
         baselines (DESIGN §5): coverage, MRR per probe, paired bootstrap intervals.
 
@@ -233,7 +236,7 @@ def register(cli) -> None:
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
                          progress=not no_progress, engine=engine, files=files,
                          ablations=ablations, fusion=fusion, snapshots=snapshots,
-                         seen_snippets=seen_snippets,
+                         seen_snippets=seen_snippets, cache=not no_cache,
                          log=lambda m: click.echo(m, err=True))
         except BrainboxError as exc:
             _fail(_cli_message(str(exc)))

@@ -70,6 +70,34 @@ def load_source(path, fmt: str = "auto") -> tuple[list[Task], list[str]]:
     return tasks, [str(w.message) for w in caught if issubclass(w.category, TrajectoryWarning)]
 
 
+def load_input(label: str, path, fmt: str = "auto", cache: bool = True):
+    """One source as the replay reads it: ``(tasks, warnings, manifest, cache stats)``.
+    With ``cache``, the tasks come from the input cache (:mod:`brainbox.eval.cache`) when
+    every input file is unchanged, and a fresh load is stored there; the manifest's
+    hashes are the cache's keys too (each file is hashed once). Stats: ``{"hit": entries
+    read, "written": entries written, "corrupt": entries ignored}`` (None without)."""
+    root = Path(path)
+    files = _files(root)
+    fps = {rel: [st.st_size, st.st_mtime_ns, sha256(p)]
+           for rel, p, st in ((rel, p, p.stat()) for rel, p in files)}
+    man = {"source": label, "root": str(root),
+           "files": [{"path": rel, "size": fp[0], "sha256": fp[2]} for rel, fp in fps.items()]}
+    if not cache:
+        tasks, warns = load_source(root, fmt)
+        return tasks, warns, man, None
+    from brainbox.eval.cache import SourceCache
+
+    sc = SourceCache(root, FORMAT_ALIASES.get(fmt, fmt), fps)
+    got = sc.read()
+    if got is None:
+        got = load_source(root, fmt)
+        try:
+            sc.write(*got)
+        except OSError as exc:  # a full or read-only disk costs the cache, not the replay
+            got[1].append(f"replay cache not written ({exc})")
+    return got[0], got[1], man, sc.stats
+
+
 def select(tasks, *, repos: int | None = None, max_tasks_per_repo: int | None = None,
            split: str = "all") -> list[tuple[str, list[Task]]]:
     """[(repo, tasks in order)] sorted by repo (see the module docstring)."""
@@ -102,23 +130,27 @@ def sha256(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _files(root: Path) -> list[tuple[str, Path]]:
+    """[(path relative to root, path)] of every regular file under root, sorted."""
+    if root.is_file():
+        return [(root.name, root)]
+    files = []
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames.sort()
+        for n in sorted(names):
+            p = Path(dirpath) / n
+            if p.is_file():
+                files.append((p.relative_to(root).as_posix(), p))
+    files.sort()
+    return files
+
+
 def manifest(label: str, root: Path) -> dict:
     """{"source", "root", "files": [{"path", "size", "sha256"}]} (paths relative to root)."""
     root = Path(root)
-    if root.is_file():
-        files = [(root.name, root)]
-    else:
-        files = []
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames.sort()
-            for n in sorted(names):
-                p = Path(dirpath) / n
-                if p.is_file():
-                    files.append((p.relative_to(root).as_posix(), p))
-    files.sort()
     return {"source": label, "root": str(root),
             "files": [{"path": rel, "size": p.stat().st_size, "sha256": sha256(p)}
-                      for rel, p in files]}
+                      for rel, p in _files(root)]}
 
 
 def synthetic_spec(events: int, projects: int = 1, seed: int = 7) -> dict:

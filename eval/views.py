@@ -50,6 +50,8 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 
+from brainbox.eval.cache import carry_normalized
+
 VIEWS = ("all", "repo")
 HEADLINE = "repo"  # the view the top-level ``cohorts`` of a ``--files both`` run report
 LABELS = {"all": "All files", "repo": "Repository files only"}
@@ -110,7 +112,8 @@ def repo_view(tasks) -> list:
             events.append(ev)
         read, edit = task.gold_read - agent, task.gold_edit - agent
         if changed or read != task.gold_read or edit != task.gold_edit:
-            task = dataclasses.replace(task, events=events, gold_read=read, gold_edit=edit)
+            task = carry_normalized(task, dataclasses.replace(
+                task, events=events, gold_read=read, gold_edit=edit))
         out.append(task)
     return out
 

@@ -13,6 +13,8 @@ def brainbox_home(tmp_path, monkeypatch):
     home = tmp_path / "bbhome"
     monkeypatch.setenv("BRAINBOX_HOME", str(home))
     monkeypatch.delenv("BRAINBOX_DB", raising=False)
+    # the replay's input cache (brainbox.eval.cache) of this test only, never ~/.cache
+    monkeypatch.setenv("BRAINBOX_CACHE_DIR", str(tmp_path / "bbcache"))
     # A daemon a test's hook starts and the test does not stop (a prompt hook spawns one
     # after answering) exits after two idle minutes, not the default 30: one such daemon
     # per run of tests/test_startup.py outlived the run, its home deleted.

@@ -80,6 +80,10 @@ __all__ = [
     "warn_skip",
 ]
 
+# The version of what the loaders make of a trajectory: bump it when a loader's output
+# changes (the replay's input cache, brainbox.eval.cache, keys its entries by it; it also
+# hashes the loaders' code, so a forgotten bump still invalidates).
+NORMALIZER_VERSION = 1
 MAX_COMMAND = 4000  # characters of a command kept (heredoc bodies make some 20k+)
 MAX_ERROR = 2000  # characters of error text kept: the tail, where the exception is
 MAX_ARGS = 500
