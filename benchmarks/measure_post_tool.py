@@ -88,6 +88,7 @@ def main(argv=None) -> int:
     from brainbox.cli import client
 
     base = tempfile.mkdtemp(prefix="bb-post-")
+    os.chdir(base)  # `python -m` puts the cwd first on sys.path: a checkout's brainbox/ wins
     home = os.path.join(base, "home")
     os.mkdir(home, 0o700)
     repo = os.path.join(base, "repo")

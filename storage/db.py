@@ -33,9 +33,10 @@ Choices:
   within the noise. Append-only inserts free nothing, so there is nothing to zero.
 - WAL, `busy_timeout` 5 s, `synchronous=NORMAL` (WAL keeps it crash-consistent), foreign
   keys on. NORMAL, not FULL, chosen by measurement (issue 20, a hook's one-event commit,
-  `benchmarks/measure_post_tool.py --breakdown`): 0.3 ms with NORMAL against 4.8 ms with
-  FULL, whose fsync of the WAL at every commit is most of a hook's own work once its
-  imports are gone (on a laptop's or a busy disk, tens of ms). What it costs: after a
+  `benchmarks/measure_post_tool.py --breakdown`, best of 3 per process, medians of 15-20
+  processes): 0.14-0.29 ms with NORMAL against 0.42-4.8 ms with FULL (quiet machine,
+  then at load 10), whose fsync of the WAL at every commit would be the slowest and least
+  predictable part of a hook's own work (tens of ms on a laptop's or a busy disk). What it costs: after a
   power loss or an OS crash (not a process crash or kill: the WAL is in the OS cache) the
   transactions committed since the WAL was last synced (at a checkpoint) may be rolled
   back: the last moments' events are lost, the file is never corrupt. FULL would make
