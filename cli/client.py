@@ -21,6 +21,11 @@ Choices:
   `O_NOFOLLOW` and left 0600 whatever the umask (`brainbox.store`): a symlink planted in
   the home is refused, never followed (D8, D15).
 
+Record handoff (`handoff` with `ack_wait`, the `record` op): a tool call's hook waits
+RECORD_ACK_WAIT at most for the receipt, which the daemon sends once the event is
+committed; without it in time (no daemon, a busy or wedged one) the hook records the
+event itself under the same `uid`, so a late commit of the daemon's stores nothing twice.
+
 Handoff (`handoff`): a hook sends its raw payload in one `hook` request and prints the
 line the daemon returns. If the acknowledgement has not come in time (the daemon is busy
 or wedged, leaving `HANDOFF_RESERVE` of the budget), the hook shuts the socket's reading
@@ -56,6 +61,7 @@ SPAWN_NAME = "daemon.spawn"
 SPAWN_GUARD = 15.0
 LOG_MAX = 1 << 20
 HANDOFF_RESERVE = 0.3  # of the budget, kept to record locally when the daemon never takes it
+RECORD_ACK_WAIT = 0.025  # a tool call's wait for its receipt ($BRAINBOX_RECORD_ACK_MS)
 HANDOFF_RX = 1 << 16  # the receipt's buffer (or a refusal's line), shared with the watchdog
 
 
@@ -312,14 +318,18 @@ def stop(home: Path | None = None, wait: float = 10.0) -> dict:
 # --------------------------------------------------------------------------- handoff
 
 
-def handoff(data: bytes, path: str, guard) -> tuple[bool, str | None]:
-    """Send one `hook` request; see the module docstring for who records."""
+def handoff(data: bytes, path: str, guard,
+            ack_wait: float | None = None) -> tuple[bool, str | None]:
+    """Send one `hook` (or `record`) request; see the module docstring for who records.
+    `ack_wait`: seconds from now for the receipt at most (a `record`'s)."""
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     rx = bytearray(HANDOFF_RX)
     state = {"taken": False, "output": None}
     try:
         left = guard.remaining()
         ack_by = guard.deadline - min(HANDOFF_RESERVE, 0.5 * max(0.0, left))
+        if ack_wait is not None:
+            ack_by = min(ack_by, time.monotonic() + ack_wait)
         try:
             s.settimeout(max(0.001, ack_by - time.monotonic()))
             trusted_connect(s, path)  # a socket or peer not ours gets nothing (report D3)
@@ -385,6 +395,15 @@ def _exchange(s, data: bytes, rx: bytearray, ack_by: float, guard, state: dict) 
     result = answer.get("result") if isinstance(answer, dict) and answer.get("ok") else None
     out = result.get("output") if isinstance(result, dict) else None
     state["output"] = out if isinstance(out, str) and out else None
+
+
+def record_ack_wait() -> float:
+    """RECORD_ACK_WAIT, or `$BRAINBOX_RECORD_ACK_MS` (milliseconds, 1 at least)."""
+    given = os.environ.get("BRAINBOX_RECORD_ACK_MS")
+    try:
+        return max(0.001, float(given) / 1000) if given else RECORD_ACK_WAIT
+    except ValueError:
+        return RECORD_ACK_WAIT
 
 
 def daemon_took(s, rx) -> bool:

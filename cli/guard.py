@@ -69,6 +69,8 @@ class Guard:
         self.service = None  # in the daemon: the Service that answers in place of the socket
         self.local = None  # in a hook process: makes an in-process Service (no daemon)
         self.conn = None  # in the daemon: its open connection, used to record
+        self.uid: str | None = None  # a tool call's event id, the same in hook and daemon
+        self.acknowledge = None  # in the daemon: sends a `record` op's receipt (`durable`)
         # held while committing, spooling, ingesting a spool file or writing the answer
         self.lock = threading.RLock()
         self._done = threading.Event()
@@ -171,7 +173,13 @@ class Guard:
             if not isinstance(payload, dict):
                 return []
         agent, event = self.who
-        return spool.stamp(spool.to_events(agent, payload, event, self.started)[0])
+        return spool.stamp(spool.to_events(agent, payload, event, self.started)[0], self.uid)
+
+    def durable(self) -> None:
+        """The events are committed or spooled: send the receipt, if one is owed (once)."""
+        ack, self.acknowledge = self.acknowledge, None
+        if ack is not None:
+            ack()
 
     def close(self) -> None:
         self._done.set()

@@ -96,7 +96,7 @@ def record(events: list[dict], guard, batch: bool = False) -> int | None:
 
     from brainbox import recorder
 
-    guard.pending = spool.stamp(events)
+    guard.pending = spool.stamp(events, guard.uid)
     conn = guard.conn  # the daemon's own connection, else one opened here
     own = conn is None
     try:
@@ -113,6 +113,7 @@ def record(events: list[dict], guard, batch: bool = False) -> int | None:
                 guard.pending = events
             last = recorder.append(events, conn, retries=2) if events else None
             guard.committed = True
+        guard.durable()  # a `record` handoff's receipt: only now (DESIGN §7, `client`)
         if guard.remaining() > 0.05 and os.path.isdir(spool.spool_dir()):
             spool.drain_spool(conn, guard.lock, until=guard.deadline - 0.05)
         return last
@@ -125,6 +126,8 @@ def record(events: list[dict], guard, batch: bool = False) -> int | None:
             kept = "event spooled" if kept == "spooled" else kept
             log_failure(*guard.who, f"{kept}: {type(exc).__name__}: {exc}", exc)
             guard.reported = True
+        if kept == "event spooled":
+            guard.durable()
         return None
     finally:
         if own and conn is not None:

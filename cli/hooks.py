@@ -30,7 +30,15 @@ cost more than the whole round trip. The socket is reached through
 `client.trusted_connect` (its folder and file ours, the peer our uid): an untrusted one
 gets nothing (report D3). No daemon, an untrusted socket, another database, or a daemon
 without the `hook` op: the hook does everything itself, and starts a daemon once it has
-answered. Tool calls never touch the daemon.
+answered.
+
+A tool call (PostToolUse, PostToolUseFailure) is handed over too, as a `record` request
+(issue 20: the direct path's imports, mapping, redaction and commit cost ~0.9x Python's
+start-up again): the hook gives the event its `uid` and waits `client.RECORD_ACK_WAIT`
+at most for the receipt, which the daemon sends only once the event is committed (or
+spooled). Without it (no daemon, a busy or wedged one, a stopped one) the hook maps and
+commits the event itself under the same uid, so the event is stored once whoever writes
+it, and never lost. A tool call starts no daemon: the prompt hooks do.
 
 Health (`health`): a hook that handled its event itself and logged no failure records
 its kind's success (one `utime`); one handed to the daemon is the daemon's to record.
@@ -44,7 +52,7 @@ import sys
 import time
 
 from brainbox import paths
-from brainbox.cli import client, handler, health, hookconf, wire
+from brainbox.cli import client, handler, health, hookconf, spool, wire
 from brainbox.cli.guard import WATCHDOG_LOCK_WAIT, Guard, Null
 from brainbox.cli.hooklog import failures, log_failure, safe
 
@@ -212,7 +220,8 @@ def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
     daemon has acknowledged it (it records), (False, None) when this process must."""
     # the installed event decides, as in hookmap (report D13)
     name = event if isinstance(event, str) and event else payload.get("hook_event_name")
-    if name not in HANDOFF_EVENTS or not hookconf.enabled("daemon"):
+    tool = name in TOOL_EVENTS
+    if not (tool or name in HANDOFF_EVENTS) or not hookconf.enabled("daemon"):
         return False, None
     cwd = payload.get("cwd")
     usable = wire.usable_cwd(cwd)
@@ -228,13 +237,17 @@ def _via_daemon(agent, event, payload: dict, guard) -> tuple[bool, str | None]:
            "payload": payload, "at": time.time(), "cwd": here, "settings": handler.settings(guard),
            "budget": round(max(0.0, guard.remaining()), 3),
            "project_env": os.environ.get("BRAINBOX_PROJECT", "")}  # the key is the hook's
+    if tool:  # acknowledged once committed, under this id, which a fallback write reuses
+        guard.uid = req["uid"] = spool.new_uid()
+        req["op"] = "record"
     try:  # ASCII JSON: lone surrogates survive the trip as escapes, as in the payload
         data = wire.encode_ascii(req)
     except (TypeError, ValueError, RecursionError):
         return False, None
     if len(data) > wire.MAX_LINE:
         return False, None
-    return client.handoff(data, paths.socket_path(), guard)
+    return client.handoff(data, paths.socket_path(), guard,
+                          client.record_ack_wait() if tool else None)
 
 
 def _local_service():

@@ -136,6 +136,8 @@ class Service:
         if ack is not None and op in wire.ACK_OPS and not ack():
             return None
         try:
+            if op in wire.DURABLE_OPS:  # the op sends its receipt itself, once durable
+                return {"ok": True, "result": fn(req, ack)}
             return {"ok": True, "result": fn(req)}
         except Exception as exc:  # noqa: BLE001 - the daemon outlives a bad request
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -251,7 +253,15 @@ class Service:
         self.stop_requested = True
         return {"stopping": True, "pid": os.getpid()}
 
-    def op_hook(self, req):
+    def op_record(self, req, ack=None):
+        """A tool call's hook (`wire`): as `op_hook`, but the receipt is sent once the
+        event is committed (or spooled), under the hook's event id (`uid`)."""
+        uid = req.get("uid")
+        if not (isinstance(uid, str) and 0 < len(uid) <= 64 and uid.isalnum()):
+            raise TypeError("'uid' must be a short alphanumeric string")
+        return self.op_hook(req, ack=ack, uid=uid)
+
+    def op_hook(self, req, ack=None, uid=None):
         """A hook's whole work on its raw payload (`wire`): record first (or spool: never
         lost once acknowledged), then answer. Returns {"output": line|None}."""
         from brainbox import events as evmod
@@ -278,6 +288,7 @@ class Service:
         if at is not None:
             guard.started = at
         guard.service = self
+        guard.uid, guard.acknowledge = uid, ack
         settings = req.get("settings")
         guard.settings = hookconf.settings(settings if isinstance(settings, dict) else {})
         try:
@@ -291,6 +302,10 @@ class Service:
         try:
             with overriding(env):
                 output = handler.handle(agent, event, payload, guard, at=at)
+            if guard.acknowledge is not None:  # owed, and not sent by `handler.record`
+                if guard.pending:
+                    raise RuntimeError("the event could be neither committed nor spooled")
+                guard.durable()  # nothing to record (and the hook would find nothing)
             if failures(agent, event) == failed_before:  # the hook's health is ours to keep
                 safe(health.succeeded, agent, event)
         except BaseException as exc:

@@ -56,15 +56,21 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
 
 
 
-def stamp(events: list[dict]) -> list[dict]:
+def stamp(events: list[dict], base: str | None = None) -> list[dict]:
     """Give each event an id of its own (`uid`, 96 random bits) before it is committed or
     spooled: the log stores an id once, so a spooled copy of a committed event (a drain
     killed before its unlink, a watchdog that spooled while the commit ran) is not stored
-    twice (report D7)."""
-    for e in events:
+    twice (report D7). With `base` (a PostToolUse hook's `new_uid`, sent to the daemon
+    with the raw payload) the ids are `base`, `base.1`, ...: the daemon and the hook that
+    stopped waiting for it give the same event the same id, so both may write it."""
+    for i, e in enumerate(events):
         if not e.get("uid"):
-            e["uid"] = os.urandom(12).hex()
+            e["uid"] = (base if i == 0 else f"{base}.{i}") if base else os.urandom(12).hex()
     return events
+
+
+def new_uid() -> str:
+    return os.urandom(12).hex()
 
 
 def spool_dir() -> str:

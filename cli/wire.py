@@ -22,6 +22,14 @@ hook shuts its reading side before giving up, so an acknowledgement is either al
 queued for it to read, or fails to send: exactly one of the two records
 (`client.handoff`).
 
+`record`: a tool call's hook (PostToolUse, PostToolUseFailure), the same fields plus the
+event's `uid` (`spool.stamp`). The daemon maps, redacts and commits (or spools) the event
+under that id and only then sends `ACK`, then the answer. A hook that has not read the
+receipt within `client.RECORD_ACK_WAIT` records the event itself, under the same id: the
+log stores an id once, so the event is stored once whoever writes it, and never lost.
+The raw payload crosses only the socket (0600 in a 0700 folder); what touches the disk is
+redacted.
+
 Each request must arrive whole within REQUEST_DEADLINE (5 s) of the connection or of the
 previous answer: a total deadline, not a per-byte timeout. In the trial (D14) one client
 sending a byte every 4 s held the daemon, which served one connection at a time,
@@ -38,6 +46,7 @@ import os
 MAX_LINE = 1 << 20  # bytes of one request line; an answer may be up to 8 times that
 ACK = b'{"ack": true}\n'  # the `hook` op's receipt: from here on the daemon records
 ACK_OPS = frozenset({"hook"})
+DURABLE_OPS = frozenset({"record"})  # the receipt comes once the event is stored
 REQUEST_DEADLINE = 5.0  # seconds for one whole request line ($BRAINBOX_DAEMON_DEADLINE)
 MAX_CWD = 4096  # hookmap.MAX_PATH: a longer `cwd` falls back to the hook's own directory
 

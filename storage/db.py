@@ -32,7 +32,16 @@ Choices:
   1.8 ms with, 3.0 and 8.5 ms without; rebuild+save 0.9-1.3 s with, 1.2-2.8 s without:
   within the noise. Append-only inserts free nothing, so there is nothing to zero.
 - WAL, `busy_timeout` 5 s, `synchronous=NORMAL` (WAL keeps it crash-consistent), foreign
-  keys on. Migrations are named functions applied in order, each in one transaction
+  keys on. NORMAL, not FULL, chosen by measurement (issue 20, a hook's one-event commit,
+  `benchmarks/measure_post_tool.py --breakdown`, best of 3 per process, medians of 15-20
+  processes): 0.14-0.29 ms with NORMAL against 0.42-4.8 ms with FULL (quiet machine,
+  then at load 10), whose fsync of the WAL at every commit would be the slowest and least
+  predictable part of a hook's own work (tens of ms on a laptop's or a busy disk). What it costs: after a
+  power loss or an OS crash (not a process crash or kill: the WAL is in the OS cache) the
+  transactions committed since the WAL was last synced (at a checkpoint) may be rolled
+  back: the last moments' events are lost, the file is never corrupt. FULL would make
+  every acknowledged commit durable through a power loss too. The daemon's receipt of a
+  tool call (`record` op) comes after such a commit: the same promise. Migrations are named functions applied in order, each in one transaction
   together with its row in `schema_migrations`; `PRAGMA user_version` mirrors the count so
   the hot path checks the version without a query.
 - Event ids are AUTOINCREMENT: an id is never reused after `forget`, so the fold watermark

@@ -87,6 +87,17 @@ def hook_process(event: str, payload: dict, env: dict, agent: str = "claude") ->
     return r.stdout
 
 
+def hook_script(heavy) -> str:
+    """`python -c` code running one hook (argv[1] its event), then writing to stderr the
+    modules of `heavy` it imported."""
+    return ("import sys\n"
+            "from brainbox.cli.entry import main\n"
+            "rc = main(['hook', 'claude', sys.argv[1]])\n"
+            f"heavy = sorted(m for m in {tuple(heavy)!r} if m in sys.modules)\n"
+            "sys.stderr.write(repr(heavy))\n"
+            "sys.exit(rc)\n")
+
+
 @contextlib.contextmanager
 def running_daemon(home):
     """A daemon for `home`, started and waited for; stopped after the block."""

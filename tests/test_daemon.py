@@ -16,6 +16,7 @@ from brainbox import paths
 from brainbox import store as dbmod
 from brainbox.cli import client, handler, spool
 from brainbox.cli.service import Service
+from tests.records import hook_script
 
 
 def cli(*args, env=None, timeout=120):
@@ -283,14 +284,7 @@ def test_hooks_fold_through_the_daemon_at_stop(home, repo, monkeypatch):
 
 HEAVY = ("brainbox.cli.hookmap", "brainbox.recorder", "brainbox.events", "brainbox.redact",
          "brainbox.storage.db", "sqlite3", "_sqlite3", "numpy", "click", "hashlib")
-RUN_HOOK = (
-    "import sys\n"
-    "from brainbox.cli.entry import main\n"
-    "rc = main(['hook', 'claude', sys.argv[1]])\n"
-    f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
-    "sys.stderr.write(repr(heavy))\n"
-    "sys.exit(rc)\n"
-)
+RUN_HOOK = hook_script(HEAVY)
 
 
 def hook_process(event, payload):
