@@ -65,7 +65,7 @@ def main(argv: list[str], db: str | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on usage errors
     from brainbox import recorder, store
-    from brainbox.events import EventError, normalize, parse_time
+    from brainbox.events import EventError, normalize, parse_time, relative_path
 
     if args.at is not None:
         try:
@@ -75,6 +75,7 @@ def main(argv: list[str], db: str | None = None) -> int:
                          f"2026-12-01T09:30:00Z, got {args.at!r}")
 
     rejected: list[tuple[int, str]] = []
+    dropped: list[str] = []
     if args.jsonl:
         if args.jsonl == "-":
             events, rejected = recorder.parse_jsonl(sys.stdin)
@@ -104,6 +105,11 @@ def main(argv: list[str], db: str | None = None) -> int:
         except EventError as exc:
             print(f"brainbox: {exc}", file=sys.stderr)
             return 1
+        root = events[0].get("worktree") or events[0]["project"]
+        dropped = [f for f in raw["files"] if relative_path(f, raw["cwd"], root) is None]
+        for f in dropped:  # recorded without it: say so (it was silent)
+            print(f"brainbox: --file {f} is outside the project {root}: not recorded (a "
+                  "relative --file is taken from the folder brainbox runs in)", file=sys.stderr)
     for e in events:
         e["source"] = "cli"  # provenance (issue 19)
     try:
@@ -122,6 +128,7 @@ def main(argv: list[str], db: str | None = None) -> int:
         print(json.dumps({
             "recorded": len(events), "last_id": last_id,
             "rejected": [{"line": n, "error": m} for n, m in rejected],
+            "dropped_files": dropped,
         }))
     else:
         print(f"recorded {len(events)} event{'s' if len(events) != 1 else ''}"

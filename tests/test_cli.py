@@ -146,3 +146,23 @@ def test_warmup_fills_the_numba_cache_and_a_fresh_process_loads_it(tmp_path):
     assert second.returncode == 0
     again = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.nb*")}
     assert again == cached
+
+
+def test_record_says_when_a_file_is_outside_the_project_instead_of_dropping_it_silently(
+        tmp_path):
+    """A relative --file is taken from the folder brainbox runs in, not --cwd: a file that
+    lands outside the project was dropped with "recorded 1 event" and nothing else."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    p = subprocess.run([sys.executable, "-m", "brainbox.cli.entry", "record", "--session", "s",
+                        "--cwd", str(repo), "--tool", "Read", "--file", "src/a.py", "--file",
+                        str(repo / "src" / "b.py"), "--json"], capture_output=True, text=True,
+                       cwd=elsewhere)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["recorded"] == 1 and out["dropped_files"] == [str(elsewhere / "src" / "a.py")]
+    (line,) = p.stderr.strip().splitlines()
+    assert "src/a.py" in line and "outside the project" in line and str(repo) in line
