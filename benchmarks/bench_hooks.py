@@ -9,7 +9,9 @@ temporary folder whose files exist (suggestions only name files on disk), then t
 whole processes (median of `--runs`):
 
 - `python -c pass`: the baseline;
-- `brainbox hook claude PostToolUse` (target: at most 3x the baseline);
+- `brainbox hook claude PostToolUse` (target: at most 3x the baseline; with no daemon
+  running it records directly, and with a warm one it hands the payload over:
+  `benchmarks/measure_post_tool.py` times both);
 - `brainbox hook claude UserPromptSubmit` with a warm daemon (target: 80 ms): the hook
   hands its raw payload to the daemon in one request (`client.handoff`) and imports
   neither hookmap, recorder, redact nor sqlite3, so it should cost little more than
