@@ -180,6 +180,22 @@ def _relative_raw(path: str, cwd: str, root: str) -> str | None:
     return rel or None
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def duration(value) -> float | None:
+    """Seconds of `30d`, `12h`, `2w`, `90m`, `45s` (digits, an optional fraction, a unit);
+    None when `value` is not a duration. No `re`: this module is on the record path."""
+    v = value.strip() if isinstance(value, str) else ""
+    if len(v) < 2 or v[-1] not in _UNITS:
+        return None
+    whole, dot, frac = v[:-1].strip().partition(".")
+    digits = whole + frac
+    if not (whole and digits.isascii() and digits.isdigit() and (frac or not dot)):
+        return None
+    return float(whole + dot + frac) * _UNITS[v[-1]]
+
+
 def parse_time(at) -> float:
     """Seconds since the epoch of `at` (None or "" = now); EventError unless finite and
     within 1970..9999."""

@@ -28,24 +28,15 @@ Choices:
 
 from __future__ import annotations
 
-import re
 import time
 
 from brainbox import BrainboxError
+from brainbox.events import duration
 from brainbox.storage import queries
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 class RetentionRefused(BrainboxError):
     """Input `forget --session/--before` or `consolidate` will not act on: exit 2."""
-
-
-def duration(value: str | None) -> float | None:
-    """Seconds of `30d`, `12h`, `2w`, `90m`, `45s`; None when `value` is not a duration."""
-    m = _DURATION.match(value or "")
-    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
 
 
 def cutoff(value: str | None, now: float | None = None, option: str = "--before") -> float:

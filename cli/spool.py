@@ -55,7 +55,6 @@ def to_events(agent: str, payload, event, at) -> tuple[list[dict], list]:
     return events, bad
 
 
-
 def stamp(events: list[dict], base: str | None = None) -> list[dict]:
     """Give each event an id of its own (`uid`, 96 random bits) before it is committed or
     spooled: the log stores an id once, so a spooled copy of a committed event (a drain
@@ -65,11 +64,12 @@ def stamp(events: list[dict], base: str | None = None) -> list[dict]:
     stopped waiting for it give the same event the same id, so both may write it."""
     for i, e in enumerate(events):
         if not e.get("uid"):
-            e["uid"] = (base if i == 0 else f"{base}.{i}") if base else os.urandom(12).hex()
+            e["uid"] = (base if i == 0 else f"{base}.{i}") if base else new_uid()
     return events
 
 
 def new_uid() -> str:
+    """A fresh event id: 96 random bits, as hex."""
     return os.urandom(12).hex()
 
 

@@ -248,11 +248,11 @@ def parse_since(value: str | None) -> float | None:
     """`30d`, `12h`, `2w`, `90m` or an ISO date -> a Unix time; None for no limit."""
     if not value:
         return None
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", value)
-    if m:
-        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
-        return time.time() - float(m.group(1)) * unit
-    from brainbox.events import EventError, parse_time
+    from brainbox.events import EventError, duration, parse_time
+
+    secs = duration(value)
+    if secs is not None:
+        return time.time() - secs
 
     try:
         return parse_time(value)

@@ -92,9 +92,10 @@ def new_uids(conn, rows: list[tuple], uid_at: int) -> list[tuple]:
     return out
 
 
-def stamp(conn, cols, after: int, prev: str) -> None:
+def stamp(conn, cols, after: int, prev: str) -> int:
     """Hash the events past id `after` (just inserted, in this transaction) onto `prev`;
-    `cols`: the hashed columns (`storage.db.CHAIN_COLUMNS`), as everywhere here."""
+    `cols`: the hashed columns (`storage.db.CHAIN_COLUMNS`, the id first), as everywhere
+    here. Returns the last id (`after` when there was none)."""
     rows = conn.execute(f"SELECT {', '.join(cols)} FROM events WHERE id > ? ORDER BY id",
                         (after,)).fetchall()
     out = []
@@ -102,6 +103,7 @@ def stamp(conn, cols, after: int, prev: str) -> None:
         prev = link(prev, cols, row)
         out.append((prev, row[0]))
     conn.executemany("UPDATE events SET hash = ? WHERE id = ?", out)
+    return out[-1][1] if out else after
 
 
 # --- gaps -----------------------------------------------------------------------------------

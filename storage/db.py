@@ -437,8 +437,7 @@ def append_events(conn, events: list[dict], prev: str | None = None) -> int:
         if not rows:
             return last
         conn.executemany(_INSERT, rows)
-        _chain.stamp(conn, CHAIN_COLUMNS, last, head if prev is None else prev)
-        return conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0
+        return _chain.stamp(conn, CHAIN_COLUMNS, last, head if prev is None else prev)
 
 
 def _row_event(row) -> dict:
