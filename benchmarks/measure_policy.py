@@ -16,6 +16,14 @@ the decisions scored before), the share of prompts the policy left silent (and o
 and the arms it chose.
 
     python benchmarks/measure_policy.py [--json]
+    python benchmarks/measure_policy.py --loro
+
+``--loro`` chooses the project recalibration's pseudo-hits (`injection.PRIOR_HITS`)
+leave-one-repository-out: recall's lists are made once per repository
+(`eval.policy.series_prompts`), every candidate's decisions are scored on them
+(`eval.policy.decide`), and each repository is scored with the candidate that gave the
+other repositories the most reward; it prints each repository's choice and the pooled
+and per-source means so obtained.
 
 The evaluation is ``brainbox.eval.policy`` (also ``brainbox replay SOURCES --policy``).
 """
@@ -38,14 +46,51 @@ def block(items):
     return format_suggestions(items, [], 10**6)[0]
 
 
+CANDIDATES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1e9)  # 1e9: no recalibration
+
+
+def loro(block) -> int:
+    from brainbox import injection as inj
+    from brainbox.eval.policy import decide, series_prompts
+    from brainbox.eval.sources import expand_sources, load_source
+
+    prompts = {}
+    for label, path in expand_sources([str(DATA)]):
+        tasks, _ = load_source(path, "auto")
+        for repo in sorted({t.repo for t in tasks}):
+            prompts[(label, repo)] = series_prompts(sorted(
+                (t for t in tasks if t.repo == repo), key=lambda t: (t.order, t.id)), block)
+    total = {(key, k): sum(r["policy"] for r in decide(ps, inj.Policy(k)))
+             for key, ps in prompts.items() for k in CANDIDATES}
+    got, choice = {}, {}
+    for key in prompts:
+        others = {k: sum(total[(o, k)] for o in prompts if o[1] != key[1]) for k in CANDIDATES}
+        choice[key] = max(CANDIDATES, key=lambda k: (others[k], -k))
+        got[key] = total[(key, choice[key])]
+    for key, k in choice.items():
+        print(f"{key[0]} {key[1]}: k = {k:g}")
+    for k in CANDIDATES:
+        n = sum(len(v) for v in prompts.values())
+        print(f"k = {k:g} everywhere: pooled {sum(total[(key, k)] for key in prompts) / n:.4f}")
+    for name in ["pooled", *sorted({key[0] for key in prompts})]:
+        keys = [key for key in prompts if name in ("pooled", key[0])]
+        print(f"leave-one-repository-out, {name}: "
+              f"{sum(got[key] for key in keys) / sum(len(prompts[key]) for key in keys):.4f}")
+    return 0
+
+
 def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--loro", action="store_true",
+                    help="choose the recalibration's pseudo-hits leave-one-repository-out")
     a = ap.parse_args(argv)
     if not DATA.exists():
         print("measure_policy: ../shared/data is absent", file=sys.stderr)
         return 2
+    if a.loro:
+        return loro(block)
     from brainbox.eval.policy import evaluate
 
     t0 = time.perf_counter()

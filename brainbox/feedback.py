@@ -43,7 +43,9 @@ def _touched(b: dict, events: list[dict]) -> dict[str, bool]:
 def decisions(batches: list[dict], events: list[dict]) -> list[dict]:
     """The injection policy's scored decisions (`brainbox.injection`): for each batch
     that carries one (`ctx`, `arm`, recall's whole list `offered` and the block's
-    characters `chars_by_k`), every arm's reward from what the session then touched."""
+    characters `chars_by_k`), every arm's reward from what the session then touched;
+    with the offered items' confidences (`offered_confidence`), those and which of the
+    offered items the session used (`Policy.corrected` learns from them)."""
     from brainbox.injection import rewards
 
     out = []
@@ -55,8 +57,12 @@ def decisions(batches: list[dict], events: list[dict]) -> list[dict]:
             continue
         touched = _touched(b, events)
         used = [(p in touched, touched.get(p, False)) for p in offered]
-        out.append({"ctx": str(b["ctx"]), "arm": b.get("arm"), "model": b.get("model"),
-                    "rewards": rewards(used, [int(c) for c in chars], len(offered))})
+        conf = b.get("offered_confidence")
+        d = {"ctx": str(b["ctx"]), "arm": b.get("arm"), "model": b.get("model"),
+             "rewards": rewards(used, [int(c) for c in chars], len(offered))}
+        if isinstance(conf, list) and len(conf) == len(offered):
+            d.update(confidences=[float(c or 0.0) for c in conf], used=[u for u, _ in used])
+        out.append(d)
     return out
 
 

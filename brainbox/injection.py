@@ -13,7 +13,13 @@ calibrated confidences, corrected per project from the session-end reward.
   sum over the shown items of confidence * READ_VALUE / rank, minus the token cost;
   the model's arm is the largest of them among TOP1, TOP3 and TOP5 (never SILENT: the
   floor decided there is something, and a young memory's confidences are the least
-  calibrated). Nothing in it is fitted: the values and the cost are the design's.
+  calibrated). The values and the cost are the design's.
+- **Recalibrated per project** (`Policy.corrected`): recall's calibration is fitted on
+  every agent's sessions, and agents differ in how much of what is offered they open.
+  Each confidence is scaled by (used + k) / (predicted + k) over the project's scored
+  decisions (the offered items' summed confidence, and how many were then read or
+  edited), with k = `PRIOR_HITS` = 8 pseudo-hits, chosen leave-one-repository-out over
+  {0.5, 1, 2, 4, 8, 16, none} (all 14 repositories chose 8; a per-rank variant lost).
 - **Choice** (`Policy.choose`): the model's arm, unless another arm beat it with
   confidence in the context's cell (or, while that holds fewer than `WARMUP`
   observations per arm, the project's pooled cell): every arm's reward is observed at
@@ -30,13 +36,14 @@ calibrated confidences, corrected per project from the session-end reward.
   safe variant before the model existed; with the model the learned switch changes
   one decision in 483 (MIN_PAIRS = 10**9 gives the same means), and a looser switch
   (Z = 1.64, MIN_PAIRS = 10) lowers the pooled mean to 0.683.
-- **Measured** (pooled, 483 prompts; paired bootstrap over tasks): policy 0.691, TOP5
-  0.684 (+0.007 [+0.002, +0.012]), TOP3 0.679 (+0.012 [+0.002, +0.022]), TOP1 0.549;
-  SILENT 5.2% of prompts, all of them prompts recall had nothing for. Per source the
-  policy is above every arm but the best in hindsight and within 10% of it in
-  claude-code (0.315; best TOP3 0.325, TOP5 0.314), mini-swe-agent (1.134, above
-  all) and sweagent-java (0.240; TOP3 0.242); not in openhands (22 prompts: 0.034
-  against TOP3 0.068 and TOP1 0.062).
+- **Measured** (`benchmarks/measure_policy.py`; pooled, 483 prompts; paired bootstrap
+  over tasks): policy 0.694, TOP5 0.684 (+0.010 [+0.002, +0.017]), TOP3 0.679 (+0.015
+  [+0.005, +0.025]), TOP1 0.549; SILENT 5.2% of prompts, all of them prompts recall had
+  nothing for. Per source the policy is above every arm but the best in hindsight and
+  within 10% of it in claude-code (0.317; best TOP3 0.325, TOP5 0.314), mini-swe-agent
+  (1.136, above all) and sweagent-java (0.243, above all; TOP3 0.242); not in openhands
+  (22 prompts of one repository: 0.058 against TOP3 0.068 and TOP1 0.062; without the
+  recalibration 0.034).
 - **Reward** (`rewards`): the design's `R = Σ_{i used} v_i / r_i − 2 T/1000` of the shown
   list, `v` 1 read and 1.5 edited, `T` the injected characters / 4; silence earns 0.
   Every arm's reward is observed, whatever was shown: the decision keeps recall's whole
@@ -65,6 +72,7 @@ DEFAULT = 3  # TOP5: injection before the policy, and the arm without a model
 Z = 2.33  # standard errors a paired gain over the model's arm must clear (one-sided 99%)
 MIN_PAIRS = 20  # paired observations an arm needs before it may replace the model's arm
 WARMUP = 5  # observations before a cell decides by itself
+PRIOR_HITS = 8.0  # pseudo-hits that shrink a project's recalibration to 1 (`Policy.corrected`)
 FAMILIAR = 10  # scored decisions of the project before it is "known"
 LONG = 1500  # characters of a prompt that is pasted text
 READ_VALUE, EDIT_VALUE, TOKEN_COST = 1.0, 1.5, 2.0  # as brainbox.feedback
@@ -154,9 +162,45 @@ class Policy:
     sum of squares of its paired difference from the reward of the arm the model chose
     (`model_arm`) at the same decision."""
 
-    def __init__(self):
+    def __init__(self, prior_hits: float = PRIOR_HITS, z: float = Z, min_pairs: int = MIN_PAIRS):
         self.cells: dict[str, dict[str, list[list[float]]]] = {}  # project -> ctx -> arms
         self.decisions: dict[str, int] = {}  # project -> scored decisions
+        # project -> [summed confidence of the offered items, how many of them were used]
+        self.calib: dict[str, list[float]] = {}
+        self.prior_hits = float(prior_hits)
+        self.z, self.min_pairs = float(z), int(min_pairs)
+
+    def corrected(self, project: str, confidences: list[float]) -> list[float]:
+        """`confidences` (recall's, best first) recalibrated to how much of what recall
+        offered this project's scored decisions saw used: each times
+        (used + k) / (predicted + k), where `predicted` sums the offered items'
+        confidences, `used` counts those the session then read or edited, and k is
+        `prior_hits` pseudo-hits. A project without history keeps recall's calibration;
+        one whose agent keeps leaving the offered files alone moves toward what it saw."""
+        pred, used = self.calib.get(project, (0.0, 0.0))
+        k = self.prior_hits
+        return [float(c) * (used + k) / (pred + k) for c in confidences]
+
+    def observe(self, project: str, confidences, used) -> None:
+        """One scored decision's offered items: their confidences and whether the session
+        then read or edited each (`corrected`)."""
+        if not isinstance(confidences, list) or not isinstance(used, list) or \
+                len(confidences) != len(used):
+            return
+        row = self.calib.setdefault(project, [0.0, 0.0])
+        row[0] += sum(max(0.0, min(1.0, float(c or 0.0))) for c in confidences)
+        row[1] += float(sum(1 for u in used if u))
+
+    def record(self, project: str, decision: dict) -> None:
+        """One scored decision as the `feedback` event carries it (`brainbox.feedback.
+        decisions`): its context, every arm's reward, the model's arm, and the offered
+        items' confidences and uses."""
+        r = decision.get("rewards") if isinstance(decision, dict) else None
+        if not (isinstance(r, list) and len(r) == len(ARMS) and decision.get("ctx")):
+            return
+        self.update(project, str(decision["ctx"]), [None if x is None else float(x) for x in r],
+                    decision.get("model"))
+        self.observe(project, decision.get("confidences"), decision.get("used"))
 
     def _cell(self, project: str, ctx: str) -> list[list[float]]:
         return self.cells.setdefault(project, {}).setdefault(
@@ -175,10 +219,10 @@ class Policy:
             return model
         best, best_lcb = model, 0.0
         for a, (_n, _s, m, sd, sd2) in enumerate(cell):
-            if a == model or m < MIN_PAIRS or _smallest_same(a, available) != a:
+            if a == model or m < self.min_pairs or _smallest_same(a, available) != a:
                 continue
             mean = sd / m
-            lcb = mean - Z * math.sqrt(max(sd2 / m - mean * mean, 0.0) / m)
+            lcb = mean - self.z * math.sqrt(max(sd2 / m - mean * mean, 0.0) / m)
             if lcb > best_lcb:
                 best, best_lcb = a, lcb
         return best
@@ -206,7 +250,8 @@ class Policy:
 
     def to_json(self) -> dict:
         return {"cells": {p: dict(sorted(c.items())) for p, c in sorted(self.cells.items())},
-                "decisions": dict(sorted(self.decisions.items()))}
+                "decisions": dict(sorted(self.decisions.items())),
+                "calib": dict(sorted(self.calib.items()))}
 
     @classmethod
     def from_json(cls, data) -> Policy:
@@ -215,6 +260,8 @@ class Policy:
         out.cells = {p: {k: [_arm_row(a) for a in arms] for k, arms in c.items()}
                      for p, c in (data.get("cells") or {}).items()}
         out.decisions = {p: int(n) for p, n in (data.get("decisions") or {}).items()}
+        out.calib = {p: [float(row[0]), float(row[1])]
+                     for p, row in (data.get("calib") or {}).items()}
         return out
 
 

@@ -422,11 +422,11 @@ class Memory:
         from brainbox import injection as inj
         from brainbox.recall import session_context
 
-        policy = self.state.policy
+        policy, conf = self.state.policy, [float(it.get("confidence") or 0) for it in items]
         in_sess = session_context(self.index, project, session) == "session"
-        ctx = inj.context(float(items[0].get("confidence") or 0.0), query, in_session=in_sess,
+        ctx = inj.context(conf[0], query, in_session=in_sess,
                           decisions=policy.decisions.get(project, 0), prompt_index=int(in_sess))
-        exp = inj.expected([float(it.get("confidence") or 0) for it in items], chars or [])
+        exp = inj.expected(policy.corrected(project, conf), chars or [])
         a, model = policy.choose(project, ctx, len(items), exp), inj.model_arm(exp, len(items))
         return {"ctx": ctx, "arm": inj.NAMES[a], "model": inj.NAMES[model],
                 "show": min(inj.ARMS[a], len(items))}

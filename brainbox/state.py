@@ -46,7 +46,6 @@ from brainbox.corrections import Board as Corrections
 from brainbox.corrections import wrong_key
 from brainbox.decay import Decay, DecayPlan
 from brainbox.graph import ADJ_POOL, Adjacency, EdgeStore, Graph, grow
-from brainbox.injection import ARMS as INJECT_ARMS
 from brainbox.injection import Policy
 from brainbox.kernels.codes import ERROR, FILE, KIND_NAMES, PROMPT, SKIP, TOOL, TOOL_EVENT
 from brainbox.kernels.policy import CREDIT_FILES, N_CHANNELS
@@ -491,10 +490,7 @@ class State(EdgeStore, Decay):
             # A suggestion the user marked wrong while it was pending was penalised then.
             project, wronged = ev["project"], self.corrections.wronged
             for d in meta.get("decisions") or ():  # the injection policy's rewards
-                r = d.get("rewards") if isinstance(d, dict) else None
-                if isinstance(r, list) and len(r) == len(INJECT_ARMS) and d.get("ctx"):
-                    self.policy.update(project, str(d["ctx"]), [
-                        None if x is None else float(x) for x in r], d.get("model"))
+                self.policy.record(project, d)
             for item in meta.get("items") or ():
                 fid = self.res_index.get((FILE, project, item.get("path", "")))
                 if fid is None or (not item.get("used") and wrong_key(

@@ -183,7 +183,8 @@ def _on_prompt(ev: dict, last_id, guard) -> str | None:
     decision = result.get("decision")
     if isinstance(decision, dict):  # the injection policy's (brainbox.injection)
         batch.update({k: decision.get(k)
-                      for k in ("ctx", "arm", "model", "offered", "chars_by_k")})
+                      for k in ("ctx", "arm", "model", "offered", "offered_confidence",
+                                "chars_by_k")})
     if batch["items"] or decision:
         remember(ev["session"], batch)
     if not result.get("text"):

@@ -214,7 +214,8 @@ class Service:
             decision = mem.inject_decision(str(req.get("query") or ""), project=project,
                                            session=req.get("session"), items=items,
                                            chars=chars)
-            decision.update(offered=[it["path"] for it in items], chars_by_k=chars)
+            decision.update(offered=[it["path"] for it in items], chars_by_k=chars,
+                            offered_confidence=[it.get("confidence") for it in items])
             items = items[:decision["show"]]
         text, items = format_suggestions(items, tools, max_chars)
         return {"text": text, "items": items, "tools": tools, "decision": decision}

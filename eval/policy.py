@@ -30,19 +30,21 @@ import numpy as np
 from brainbox import injection as inj
 
 
-def series_rows(tasks, block) -> list[dict]:
-    """One repository's prompts, in order: {"id", "available", "arms" (every arm's
-    reward), "policy" (the chosen arm's), "arm", "ctx"}. `block(items)`: the prompt
-    block's text for `items`."""
+def series_prompts(tasks, block) -> list[dict]:
+    """One repository's prompts, in order, as recall offers them (the policy does not
+    change what recall offers, so every policy setting can be scored on them):
+    {"id", "root", "query", "available", "confidences", "chars" (the block's length for
+    0..n items), "used" ((read or edited, edited) per item), "arms" (every arm's
+    reward)}. `block(items)`: the prompt block's text for `items`."""
     from brainbox.eval.replay import fold_task, task_frame
     from brainbox.memory import evidence
     from brainbox.recall import Index, recall
     from brainbox.state import State
 
-    state, policy = State(), inj.Policy()
+    state = State()
     index = Index(state)
     clock = 1_700_000_000.0
-    rows = []
+    out = []
     for task in tasks:
         events, root, session = task_frame(task)
         q = task.description or ""
@@ -51,22 +53,43 @@ def series_rows(tasks, block) -> list[dict]:
                  for r in hits[:5]]
         touched = set(task.gold_read) | set(task.gold_edit)
         used = [(it["path"] in touched, it["path"] in task.gold_edit) for it in items]
-        row = {"id": task.id, "available": len(items)}
-        if items:
-            chars = [0] + [len(block(items[:k])) for k in range(1, len(items) + 1)]
-            full = inj.rewards(used, chars, len(items))
-            ctx = inj.context(items[0]["confidence"], q, in_session=False,
-                              decisions=policy.decisions.get(root, 0), prompt_index=0)
-            exp = inj.expected([it["confidence"] for it in items], chars)
-            model = inj.model_arm(exp, len(items))
-            a = policy.choose(root, ctx, len(items), exp)
-            policy.update(root, ctx, full, model)  # every arm observed (brainbox.injection)
-            row.update(arms=full, policy=full[a], arm=inj.NAMES[a], ctx=ctx)
-        else:
-            row.update(arms=[0.0] * len(inj.ARMS), policy=0.0, arm="none", ctx=None)
-        rows.append(row)
+        chars = [0] + [len(block(items[:k])) for k in range(1, len(items) + 1)]
+        out.append({"id": task.id, "root": root, "query": q, "available": len(items),
+                    "confidences": [it["confidence"] for it in items], "chars": chars,
+                    "used": used, "arms": (inj.rewards(used, chars, len(items)) if items
+                                           else [0.0] * len(inj.ARMS))})
         clock = fold_task(state, events, session, root, task.description or "", clock)
+    return out
+
+
+def decide(prompts: list[dict], policy: inj.Policy | None = None) -> list[dict]:
+    """The policy's decisions over one repository's `prompts` (`series_prompts`), each
+    scored before the next, as the hooks would (`Policy.update` after each task, every
+    arm revealed): {"id", "available", "arms", "policy" (the chosen arm's reward),
+    "arm", "ctx"}."""
+    policy = inj.Policy() if policy is None else policy
+    rows = []
+    for p in prompts:
+        row = {"id": p["id"], "available": p["available"], "arms": p["arms"]}
+        if p["available"]:
+            root, confs, chars, full = p["root"], p["confidences"], p["chars"], p["arms"]
+            ctx = inj.context(confs[0], p["query"], in_session=False,
+                              decisions=policy.decisions.get(root, 0), prompt_index=0)
+            exp = inj.expected(policy.corrected(root, confs), chars)
+            model = inj.model_arm(exp, p["available"])
+            a = policy.choose(root, ctx, p["available"], exp)
+            policy.update(root, ctx, full, model)  # every arm observed (brainbox.injection)
+            policy.observe(root, confs, [u for u, _ in p["used"]])
+            row.update(policy=full[a], arm=inj.NAMES[a], ctx=ctx)
+        else:
+            row.update(policy=0.0, arm="none", ctx=None)
+        rows.append(row)
     return rows
+
+
+def series_rows(tasks, block) -> list[dict]:
+    """One repository's prompts, in order, with the policy's decisions (`decide`)."""
+    return decide(series_prompts(tasks, block))
 
 
 def summary(rows: list[dict], seed: int = 42, resamples: int = 1000) -> dict:

@@ -160,5 +160,33 @@ def test_a_prompt_hooks_decision_reaches_the_feedback_event_and_the_policy(tmp_p
         cell = policy["cells"][str(repo)][decision["ctx"]]
         assert [a[2] for a in cell] == [1, 1, 1, 1]  # paired with the model's arm
         assert cell[inj.NAMES.index(decision["model"])][3] == 0.0
+        # the offered items' confidences and uses reach the project's recalibration
+        assert len(decision["confidences"]) == len(decision["used"]) >= 1
+        assert decision["used"][0] is True  # login.py was edited
+        pred, used = policy["calib"][str(repo)]
+        assert used == sum(decision["used"]) and pred == pytest.approx(
+            sum(decision["confidences"]))
         mem.rebuild()
         assert mem.state.policy.to_json() == policy
+
+
+def test_a_project_whose_agent_leaves_the_offered_files_alone_is_recalibrated_down():
+    """`Policy.corrected`: without history recall's confidences stand; each scored decision
+    whose offered files went unused lowers them, by (used + k) / (predicted + k), until
+    the model's arm shows fewer items; another project keeps its own."""
+    pol = inj.Policy()
+    conf, chars = [0.6, 0.3, 0.25, 0.2, 0.18], [0, 160, 250, 340, 380, 420]
+    assert pol.corrected("a", conf) == conf
+    assert inj.model_arm(inj.expected(conf, chars), 5) == 3  # TOP5 on trust
+    arms = []
+    for _ in range(12):
+        pol.observe("a", conf, [False] * 5)
+        arms.append(inj.model_arm(inj.expected(pol.corrected("a", conf), chars), 5))
+    k, pred = inj.PRIOR_HITS, 12 * sum(conf)
+    assert pol.corrected("a", conf) == pytest.approx([c * k / (pred + k) for c in conf])
+    assert arms[-1] < 3 and arms == sorted(arms, reverse=True)
+    assert pol.corrected("b", conf) == conf
+    pol.observe("b", conf, [True] * 5)  # used more than predicted: raised
+    assert all(x > c for x, c in zip(pol.corrected("b", conf), conf))
+    pol.observe("b", conf, [True])  # a malformed observation is ignored
+    assert inj.Policy.from_json(pol.to_json()).to_json() == pol.to_json()
