@@ -516,7 +516,12 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     if len(labels) > 1:
         groups.append(("all", merged))
     by_view = {v: {"cohorts": _cohorts(groups, v, seed, bootstrap)} for v in views}
-    calibration = {v: _calibration(merged, v, calibration_rows) for v in views}
+    calibration: dict = {}
+    for i, v in enumerate(views):  # a view whose records are another's (synthetic) reuses it
+        same = next((w for w in views[:i]
+                     if all(r["calibration"][v] is r["calibration"][w] for r in merged)), None)
+        calibration[v] = (dict(calibration[same]) if same is not None
+                          else _calibration(merged, v, calibration_rows))
     if calibration_rows:  # and the opening rankings, for the fusion prior (brainbox fit)
         for v in views:
             calibration[v]["openings"] = {}
