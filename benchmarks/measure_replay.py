@@ -37,7 +37,7 @@ from pathlib import Path
 
 def run_once(events: int, projects: int, workers: int, out: Path, ablate=()) -> dict:
     cmd = [sys.executable, "-m", "brainbox.cli.entry", "replay", "--synthetic", str(events),
-           "--synthetic-projects", str(projects), "--workers", str(workers),
+           "--projects", str(projects), "--synthetic-shape", "uniform", "--workers", str(workers),
            "--no-progress", "--bootstrap", "0", "--json-out", str(out)]
     for c in ablate:
         cmd += ["--ablate", c]

@@ -135,14 +135,24 @@ def register(cli) -> None:
                   help="Bootstrap resamples of whole trajectories (0: no intervals).")
     @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
                   help="Local worker processes (series run in parallel).")
-    @click.option("--scheduler", metavar="tcp://HOST:PORT",
-                  help="Run series on a Dask cluster (needs the 'dask' extra).")
+    @click.option("--scheduler", metavar="tcp://HOST:PORT|local:N",
+                  help="Run series on a Dask cluster (needs the 'dask' extra): the scheduler "
+                       "at tcp://HOST:PORT, or local:N, a LocalCluster of N single-threaded "
+                       "worker processes started for the run.")
     @click.option("--ablate", multiple=True, type=_Recall("CHANNELS"),
                   help="Remove a recall channel from fusion (repeatable).")
     @click.option("--synthetic", type=click.IntRange(min=1), metavar="EVENTS",
                   help="Replay the engine's synthetic workload of about EVENTS events.")
-    @click.option("--synthetic-projects", type=click.IntRange(min=1), default=1,
-                  show_default=True, help="Projects (series) of the synthetic workload.")
+    @click.option("--projects", "--synthetic-projects", "synthetic_projects",
+                  type=click.IntRange(min=1), default=1, show_default=True,
+                  help="Repositories (series) of the synthetic workload. More than one: a "
+                       "catalogue (brainbox.workload.catalogue): events per repository "
+                       "lognormal (sigma 1.5, at least 20), files 4 sqrt(events) (12 to "
+                       "5,000), sessions of about 60 events (lognormal, 8 to 600).")
+    @click.option("--synthetic-shape", type=click.Choice(("catalogue", "uniform")),
+                  default="catalogue", show_default=True,
+                  help="uniform: --projects equal repositories of a file per 200 events "
+                       "each, sessions spread over them (the engine benchmarks' shape).")
     @click.option("--synthetic-seed", type=int, default=7, show_default=True,
                   help="Seed of the synthetic workload generator.")
     @click.option("--json", "as_json", is_flag=True,
@@ -189,7 +199,8 @@ def register(cli) -> None:
                   help="The compiled per-task replay loop, or the Python reference loop "
                        "(identical results, slower; for checking).")
     def replay(sources, fmt, repos_opt, max_tasks_per_repo, split, seed, bootstrap, workers,
-               scheduler, ablate, synthetic, synthetic_projects, synthetic_seed, as_json, json_out,
+               scheduler, ablate, synthetic, synthetic_projects, synthetic_shape, synthetic_seed,
+               as_json, json_out,
                md_out, fig_out, files, ablations, fusion, seen_snippets, policy, procedures,
                no_progress, no_cache, engine):
         """Replay agent trajectories without foresight and score brainbox against five
@@ -204,6 +215,7 @@ def register(cli) -> None:
           brainbox replay ../shared/data/trajectories/claude-code-swebench-lite \\
               --repos ../shared/data/repos
           brainbox replay --synthetic 100000 --no-progress --json
+          brainbox replay --synthetic 4000000 --projects 2000 --scheduler local:2
           brainbox replay ../shared/data/trajectories --policy --figure regret.png
         """
         from brainbox import BrainboxError
@@ -234,6 +246,7 @@ def register(cli) -> None:
                          split=split, seed=seed, bootstrap=bootstrap, workers=workers,
                          scheduler=scheduler, ablate=ablate, synthetic=synthetic,
                          synthetic_projects=synthetic_projects, synthetic_seed=synthetic_seed,
+                         synthetic_shape=synthetic_shape,
                          progress=not no_progress, engine=engine, files=files,
                          ablations=ablations, fusion=fusion, snapshots=snapshots,
                          seen_snippets=seen_snippets, cache=not no_cache,

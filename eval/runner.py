@@ -8,7 +8,9 @@ Repository series are independent, so they are the unit of parallel work:
   submitted largest first, which shortens the tail of the schedule.
 - ``scheduler="tcp://host:port"``: a Dask cluster (``distributed.Client``; the optional
   ``dask`` extra). Sources are read here and the tasks shipped, so workers need no access
-  to the data.
+  to the data (a synthetic series ships only its generator settings: each worker
+  generates its own repository). ``scheduler="local:N"``: a ``LocalCluster`` of N
+  single-threaded worker processes started for the run.
 
 :func:`run_series` is the top-level, picklable worker function. Whatever runs it, results
 are merged in a canonical order (source, then repository), and the replay of a series
@@ -307,18 +309,38 @@ class _Pool(_Local):
         self.queue.close()
 
 
+def local_workers(address: str) -> int | None:
+    """N of ``--scheduler local:N`` (a LocalCluster of N worker processes), None for an
+    address of a running scheduler; a malformed ``local:`` exits with one line."""
+    if not address.startswith("local:"):
+        return None
+    n = address[len("local:"):]
+    if not n.isdigit() or not 1 <= int(n) <= 256:
+        raise BrainboxError(f"--scheduler {address}: expected local:N with N workers, 1 to 256")
+    return int(n)
+
+
 class _Dask(_Local):
-    """A Dask cluster: sources are read here, series run on the workers."""
+    """A Dask cluster: sources are read here, series run on the workers. ``local:N``
+    starts a ``distributed.LocalCluster`` of N single-threaded worker processes on
+    loopback for the run (no dashboard), closed with the executor."""
 
     name, workers = "dask", None
 
     def __init__(self, bar, address: str):
+        n = local_workers(address)
         try:
-            from distributed import Client
+            from distributed import Client, LocalCluster
         except ImportError as exc:
             raise BrainboxError("--scheduler needs the 'dask' extra: "
                                 "pip install 'brainbox[dask]'") from exc
         super().__init__(bar)
+        self.cluster = None
+        if n is not None:
+            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                        host="127.0.0.1", dashboard_address=None)
+            self.workers = n
+            address = self.cluster.scheduler_address
         self.client = Client(address)
 
     def submit(self, payload, settings):
@@ -334,6 +356,8 @@ class _Dask(_Local):
 
     def close(self):
         self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 def source_commit() -> tuple[str, bool | None]:
@@ -358,7 +382,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
         max_tasks_per_repo: int | None = None, split: str = "all", seed: int = 42,
         bootstrap: int = 1000, workers: int = 1, scheduler: str | None = None, ablate=(),
         synthetic: int | None = None, synthetic_projects: int = 1, synthetic_seed: int = 7,
-        progress: bool = True, engine: str = "compiled", files: str = "both",
+        synthetic_shape: str = "uniform", progress: bool = True, engine: str = "compiled", files: str = "both",
         ablations: bool = False, fusion: str | None = None, min_probability: float | None = None,
         calibration_rows: bool = False, snapshots=None, seen_snippets: bool = False,
         cache: bool = True, log=None) -> dict:
@@ -436,10 +460,12 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
                 futures.append(ex.submit(p, settings))
 
         if synthetic:
-            spec = S.synthetic_spec(synthetic, synthetic_projects, synthetic_seed)
+            spec = S.synthetic_spec(synthetic, synthetic_projects, synthetic_seed,
+                                    synthetic_shape)
             settings["synthetic"] = spec
+            sizes = spec.get("sizes") or [spec["events"] // spec["projects"]] * spec["projects"]
             submit([{"kind": "synthetic", "source": "synthetic", "repo": f"/work/project{p}",
-                     "spec": spec, "project": p, "size": spec["events"] // spec["projects"]}
+                     "spec": spec, "project": p, "size": sizes[p]}
                     for p in range(spec["projects"])])
         # Heaviest sources first (bytes on disk), so their loading starts early.
         jobs = sorted(((label, path, fmt, cache) for label, path in expanded),
@@ -490,7 +516,12 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
     if len(labels) > 1:
         groups.append(("all", merged))
     by_view = {v: {"cohorts": _cohorts(groups, v, seed, bootstrap)} for v in views}
-    calibration = {v: _calibration(merged, v, calibration_rows) for v in views}
+    calibration: dict = {}
+    for i, v in enumerate(views):  # a view whose records are another's (synthetic) reuses it
+        same = next((w for w in views[:i]
+                     if all(r["calibration"][v] is r["calibration"][w] for r in merged)), None)
+        calibration[v] = (dict(calibration[same]) if same is not None
+                          else _calibration(merged, v, calibration_rows))
     if calibration_rows:  # and the opening rankings, for the fusion prior (brainbox fit)
         for v in views:
             calibration[v]["openings"] = {}

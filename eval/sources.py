@@ -153,10 +153,22 @@ def manifest(label: str, root: Path) -> dict:
                       for rel, p in _files(root)]}
 
 
-def synthetic_spec(events: int, projects: int = 1, seed: int = 7) -> dict:
-    """Generator settings for ``--synthetic`` (the sizes of benchmarks/bench_engine.py):
-    each project has a file per 200 of its events (so ``--synthetic 1000000`` is one
-    repository of 5,000 files, and with ``--synthetic-projects 10`` ten of 500)."""
+def synthetic_spec(events: int, projects: int = 1, seed: int = 7,
+                   shape: str = "uniform") -> dict:
+    """Generator settings for ``--synthetic``. ``uniform`` (the sizes of
+    benchmarks/bench_engine.py): equal projects, a file per 200 of a project's events (so
+    ``--synthetic 1000000`` is one repository of 5,000 files, and with 10 projects ten of
+    500). ``catalogue`` (``--projects P``, P > 1): :func:`brainbox.workload.catalogue`,
+    heavy-tailed repository sizes; ``sizes`` then holds each repository's events."""
+    if shape == "catalogue" and projects > 1:
+        from brainbox.workload import catalogue_sizes
+
+        try:
+            sizes = catalogue_sizes(int(events), int(projects), int(seed))
+        except ValueError as exc:
+            raise BrainboxError(str(exc)) from None
+        return {"events": int(events), "projects": int(projects), "seed": int(seed),
+                "shape": "catalogue", "sizes": sizes}
     per_project = events // max(int(projects), 1)
     return {"events": int(events), "files": max(60, per_project // 200),
             "sessions": max(10, events // 150), "projects": int(projects), "seed": int(seed)}
@@ -179,11 +191,15 @@ def _synthetic_task(evs: list[dict]) -> Task:
 
 def synthetic_tasks(spec: dict, project: int | None = None):
     """Tasks (sessions) of the synthetic workload, lazily; only ``project`` if given."""
-    from brainbox.workload import generate
+    from brainbox.workload import catalogue, generate
 
+    if spec.get("shape") == "catalogue":
+        raws = catalogue(spec["events"], spec["projects"], spec["seed"], only=project)
+    else:
+        raws = generate(events=spec["events"], files=spec["files"], sessions=spec["sessions"],
+                        projects=spec["projects"], seed=spec["seed"], only=project)
     cur, evs = None, []
-    for raw in generate(events=spec["events"], files=spec["files"], sessions=spec["sessions"],
-                        projects=spec["projects"], seed=spec["seed"], only=project):
+    for raw in raws:
         if raw["session"] != cur:
             if evs:
                 yield _synthetic_task(evs)

@@ -28,6 +28,18 @@ def brainbox_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
+def pinned_commit():
+    """Other engineers commit while tests run: the replay reports of a module carry one
+    pinned commit, so reports made minutes apart compare (tests/test_replay_dist.py)."""
+    from brainbox.eval import runner
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(runner, "source_commit", lambda: ("pinned", False))
+    yield
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
 def warm():
     from brainbox.warm import warmup
 

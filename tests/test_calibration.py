@@ -58,6 +58,20 @@ def test_leave_one_out_never_uses_a_repositorys_own_predictions():
     assert out["all"]["n"] == 100
 
 
+def test_many_repositories_are_held_out_in_folds_never_with_their_own():
+    """Beyond max_folds repositories, repository i is held out with fold i mod max_folds:
+    a fold of always-hit repositories (a0, a1) and one of never-hit (b0, b1) predict each
+    other, so the held-out error is total; with a fold per repository it would not be."""
+    conf = np.linspace(0.05, 0.95, 30)
+    hits = {"a0": True, "a1": False, "b0": True, "b1": False}  # folds: (a0 b0), (a1 b1)
+    groups = {n: (np.zeros(30, np.int8), conf, np.full(30, h)) for n, h in hits.items()}
+    out = C.leave_one_out(groups, max_folds=2)
+    assert out["contexts"]["prompt"]["ece"] == pytest.approx(1.0)
+    assert out["all"]["n"] == 120
+    assert C.leave_one_out(groups, max_folds=4)["contexts"]["prompt"]["ece"] < 0.9
+    assert C.leave_one_out(groups) == C.leave_one_out(groups, max_folds=4)  # <= 20: one each
+
+
 def _write(tmp_path, prompt, session):
     doc = {"schema": confidence.SCHEMA,
            "contexts": {"prompt": {"x": prompt[0], "y": prompt[1]},

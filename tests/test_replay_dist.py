@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from brainbox.eval import runner
 from brainbox.eval.runner import run
 
 SYN = {"synthetic": 600, "synthetic_projects": 3, "seed": 42, "bootstrap": 200, "progress": False,
@@ -20,13 +19,7 @@ def canonical(result: dict) -> str:
     return json.dumps({k: v for k, v in result.items() if k != "timings"}, sort_keys=True)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def pinned_commit():
-    """Other engineers commit while tests run; pin the commit so runs compare."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(runner, "source_commit", lambda: ("pinned", False))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("pinned_commit")
 
 
 @pytest.fixture(scope="module")
