@@ -173,6 +173,56 @@ class Recall:
         predict_tools(self.st, self.session)
 
 
+QUICK_EVENTS = 20_000  # the fixed size of the suites below: built in setup, in seconds
+
+
+class RecallQuick:
+    """In-process recall (the default fusion), at a prompt and in a session, on a fixed
+    20k-event workload built in `setup` (so `asv run --quick` stays quick); the issue-20
+    figures at 1M events come from benchmarks/measure_engine.py."""
+
+    timeout = 300
+
+    def setup(self):
+        from brainbox.recall import Index, recall
+        from brainbox.workload import WORDS
+
+        self.st = _folded(QUICK_EVENTS)
+        self.st.capture = None
+        self.index = Index(self.st)
+        self.recall = recall
+        self.root = "/work/project0"
+        self.sessions = list(self.st.sess_index)[-8:]
+        self.queries = [f"fix the {w} bug in {v}" for w, v in zip(WORDS[:8], WORDS[-8:])]
+        for q in self.queries:  # load or compile, and fill the caches, outside the timing
+            self.recall(self.index, q, project=self.root)
+            self.recall(self.index, q, project=self.root, session=self.sessions[0])
+
+    def time_recall(self):
+        for q in self.queries:
+            self.recall(self.index, q, project=self.root)
+
+    def time_recall_in_session(self):
+        for q, s in zip(self.queries, self.sessions):
+            self.recall(self.index, q, project=self.root, session=s)
+
+
+class FoldQuick(Fold):
+    """`Fold` (the fold kernel alone) on the fixed 20k-event workload, built in `setup`."""
+
+    params = [QUICK_EVENTS]  # noqa: RUF012 - asv reads its parameters as class attributes
+    timeout = 300
+
+    def setup_cache(self):
+        return None
+
+    def setup(self, cache, n):
+        st = _folded(n)
+        cat = [np.concatenate([c[j] for c in st.capture]) for j in range(3)]
+        super().setup({n: (*cat, st.kind[: st.n_res].copy(), len(st.sess_index),
+                           int(st.n_edges[0]))}, n)
+
+
 def timeraw_import_brainbox():
     return "import brainbox"
 

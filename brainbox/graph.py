@@ -99,12 +99,16 @@ class EdgeStore:
         K.rebuild_hash(self.esrc, self.edst, int(self.n_edges[0]), self.hkeys, self.hslot)
 
     def edges_changed(self) -> None:
-        """Edges or weights changed: the CSR matrices are derived again when next read."""
+        """Edges or weights changed: the CSR matrices are derived again when next read.
+        Called on every fold of touches too: ``edits`` counts the calls (what recall's
+        per-state caches are keyed on, `brainbox.recall.Index.lists`)."""
         self._graph = None
+        self.edits = getattr(self, "edits", 0) + 1
 
     def edges_renumbered(self) -> None:
         """Edges were dropped and renumbered (pruning): the CSR structure is made afresh."""
         self._graph = None
+        self.edits = getattr(self, "edits", 0) + 1
         self._csr_linked = -1
 
     # --- out-adjacency (kernels/adjacency.py) ------------------------------------------

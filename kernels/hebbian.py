@@ -136,7 +136,8 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
 
     Speed (none of it changes a result): the 2L edges of a touch are looked up before any is
     updated, in two passes (hash every pair and load its home slot, then probe), so their
-    cache misses overlap; each pair is one probe run (both directions share a home); and
+    cache misses overlap (the weights and counts are loaded there too); each pair is one
+    probe run (both directions share a home); and
     ``g(w)`` comes from a memo of (w, g(w)) pairs when the same float32 weight was gated
     before in this call (a saturated weight stops moving: about half the updates on the
     1M-event workload). The memo holds only values this code computed and is keyed by the
@@ -163,6 +164,7 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
     first = np.empty(WINDOW, np.int64)
     found = np.empty(2 * WINDOW, np.int64)
     found_w = np.empty(2 * WINDOW, np.float32)
+    found_c = np.empty(2 * WINDOW, np.int64)  # and its count before the touch
     found_bits = found_w.view(np.int32)  # the memo's index: low bits of the float32
     memo = np.full((GATE_MEMO, 2), np.nan)  # (w, g(w)); a NaN key matches nothing
     for i in range(start, T):
@@ -225,6 +227,8 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
             found[2 * q + 1] = e_rev
             found_w[2 * q] = ew[e_fwd] if e_fwd >= 0 else 0.0
             found_w[2 * q + 1] = ew[e_rev] if e_rev >= 0 else 0.0
+            found_c[2 * q] = ecount[e_fwd] if e_fwd >= 0 else 0
+            found_c[2 * q + 1] = ecount[e_rev] if e_rev >= 0 else 0
 
         v_error = kind[v] == KIND_ERROR
         for q in range(L):
@@ -250,7 +254,6 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
                     hslot[slot] = e
                     esrc[e] = src
                     edst[e] = dst
-                    ecount[e] = 0
                     deg[src] += 1
                 mk = found_bits[2 * q + r] & (GATE_MEMO - 1)
                 if memo[mk, 0] == w:
@@ -260,7 +263,7 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
                     memo[mk, 0] = w
                     memo[mk, 1] = g
                 ew[e] = min(1.0, w + c * d * g * (1.0 - w))  # delta = eta p h d g(w)
-                ecount[e] += 1
+                ecount[e] = found_c[2 * q + r] + 1
                 etime[e] = t
                 if rtop is not None:  # noqa: SIM102 - numba prunes only a bare `is not None` test
                     if rtop_n[src] >= 0 and dst != src and kind[dst] != KIND_TOOL:

@@ -49,7 +49,7 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
                path_w, adj_off, adj_len, pool_dst, pool_e, ew, n_edges, m,
                is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist, hist_len,
                now, prune_base_level, top_n, window, recurrence_from, snip_ids, snip_scores, use, lam, rrf_k,
-               s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit):
+               s_max, min_conf, edst, rtop, rtop_n, bl_cache, limit, lists=None):
     """Rank the candidate ``files`` (ascending ids; ``in_proj`` their mask over resources).
 
     ``use`` bool[7]: channels not ablated (snippet: an index is present); ``lam`` float64[7]
@@ -67,6 +67,8 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
     ``limit`` positions of the full ranking, ``cand`` only the contenders the fusion had to
     score (ascending; their scores and ranks exact), found without ranking every file the
     deep channels reach (``fuse_top``). ``limit`` <= 0: every candidate.
+    ``lists``: ``channel_lists`` of the same arguments, kept by a caller between calls
+    (None: computed here).
     """
     lex_ids, lex_sc, share = bm25_scores(tids, n_query, max_terms, files, in_proj, doclen,
                                          post, path_ptr, path_terms, path_w, in_proj.shape[0])
@@ -74,7 +76,18 @@ def rank_files(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr,
                       pool_e, ew, n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor,
                       a_floor, n, last, hist, hist_len, now, prune_base_level, top_n, window,
                       recurrence_from, snip_ids, snip_scores, use, lam, rrf_k, s_max, min_conf,
-                      edst, rtop, rtop_n, bl_cache, limit)
+                      edst, rtop, rtop_n, bl_cache, limit, None, lists)
+
+
+@jit
+def channel_lists(files, n, last, hist, hist_len, now, prune_base_level, top_n, bl_cache):
+    """The frequency, recency and base-level lists of ``rank_files`` (ids best first), which
+    do not depend on the query: a caller keeps them until the state or ``now`` changes
+    (``brainbox.recall.Index.lists``) instead of scanning every file on each recall."""
+    freq = top_k(files, n[files].astype(np.float64), top_n)[0]
+    rec = top_k(files, last[files], top_n)[0]
+    bl = base_level_ids(files, hist, hist_len, last, now, top_n, prune_base_level, bl_cache)
+    return freq, rec, bl
 
 
 @jit
@@ -82,7 +95,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
                n_edges, m, is_blocked, n_seeds, hops, spread_k, w_floor, a_floor, n, last, hist,
                hist_len, now, prune_base_level, top_n, window, recurrence_from, snip_ids,
                snip_scores, use, lam, rrf_k, s_max, min_conf, edst, rtop, rtop_n, bl_cache,
-               limit, tl=None):
+               limit, tl=None, lists=None):
     """``rank_files`` given the lexical channel's ``bm25_scores`` (read only): a caller that
     knows the postings did not change since it last scored the same query (the replay,
     within a task) passes the same scores again instead of rescanning the postings.
@@ -91,7 +104,7 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
     query over and over (the replay, within a task) keeps up to date instead of letting
     every call scan every file: the whole lexical ranking, the frequency and recency
     lists, a subset of ``files`` sure to hold the base-level top ``top_n``, scratch.
-    The results are the same (``TaskLists``)."""
+    The results are the same (``TaskLists``). ``lists``: as ``rank_files`` (not with ``tl``)."""
     n_res = in_proj.shape[0]
     present = np.zeros(N_CHANNELS, np.bool_)
     ch_ids = [np.zeros(0, np.int64) for _ in range(N_CHANNELS)]
@@ -171,25 +184,32 @@ def rank_lexed(lex_ids, lex_sc, share, files, in_proj, adj_off, adj_len, pool_ds
         present[SNIPPET] = True
 
     if use[FREQUENCY]:
-        if limit > 0 and tl is not None:
+        if lists is not None:
+            ids = lists[0]
+        elif limit > 0 and tl is not None:
             ids = tl.lists[0, : tl.list_n[0]].copy()
         else:
             ids, _ = top_k(files, n[files].astype(np.float64), top_n)
         ch_ids[FREQUENCY] = ids
         present[FREQUENCY] = True
     if use[RECENCY]:
-        if limit > 0 and tl is not None:
+        if lists is not None:
+            ids = lists[1]
+        elif limit > 0 and tl is not None:
             ids = tl.lists[1, : tl.list_n[1]].copy()
         else:
             ids, _ = top_k(files, last[files], top_n)
         ch_ids[RECENCY] = ids
         present[RECENCY] = True
     if use[BASE_LEVEL]:
-        bl_files = files
-        if limit > 0 and tl is not None and tl.list_n[2] >= 0:
-            bl_files = tl.bl_files[: tl.list_n[2]]
-        ids = base_level_ids(bl_files, hist, hist_len, last, now, top_n, prune_base_level,
-                             bl_cache)
+        if lists is not None:
+            ids = lists[2]
+        else:
+            bl_files = files
+            if limit > 0 and tl is not None and tl.list_n[2] >= 0:
+                bl_files = tl.bl_files[: tl.list_n[2]]
+            ids = base_level_ids(bl_files, hist, hist_len, last, now, top_n,
+                                 prune_base_level, bl_cache)
         ch_ids[BASE_LEVEL] = ids
         present[BASE_LEVEL] = True
 

@@ -83,7 +83,8 @@ def test_bad_params_fail_a_recall_before_any_ranking():
 
 def test_rank_args_are_named_as_the_kernels_parameters():
     fn = getattr(K.rank_files, "py_func", K.rank_files)
-    assert RankArgs._fields == tuple(inspect.signature(fn).parameters)
+    # then the optional `lists` (Index.lists: kept by the caller, not part of a recall's args)
+    assert RankArgs._fields + ("lists",) == tuple(inspect.signature(fn).parameters)
 
 
 @settings(max_examples=300, deadline=None)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from brainbox import kernels as K
 from brainbox.eval.reference import rank as RR
+from brainbox.kernels.rank import channel_lists
 from brainbox.recall import CHANNELS, Index, Params, predict_tools, rank_args
 from brainbox.state import FILE, State
 from brainbox.workload import WORDS, normalized
@@ -91,11 +92,38 @@ def test_rank_files_matches_reference(seed, events, batches, words, sess, dt, ab
     assert_same_ranking(got, want)
     args[ARG["limit"]] = limit  # the first `limit` alike, found with less ranking
     assert_same_ranking(K.rank_files(*args), want, limit)
+    lists = channel_lists(*(args[ARG[a]] for a in (  # kept by the caller (Index.lists)
+        "files", "n", "last", "hist", "hist_len", "now", "prune_base_level", "top_n",
+        "bl_cache")))
+    assert_same_ranking(K.rank_files(*args, lists), want, limit)
     args[ARG["bl_cache"]] = np.zeros((0, 3))  # without the base-level cache
     assert_same_ranking(K.rank_files(*args), want, limit)
     args[ARG["prune_base_level"]] = False  # no base-level pruning: the same top k
     args[ARG["limit"]] = 0
     assert_same_ranking(K.rank_files(*args), want)
+
+
+def test_recall_keeps_the_query_free_lists_until_a_fold():
+    """`Index.lists` serves the frequency, recency and base-level lists from its cache
+    while nothing changed, and computes them afresh after a fold or at another `now`: the
+    rankings equal the kernel's own every time."""
+    evs = normalized(events=1200, files=40, sessions=12, seed=4)
+    s = State()
+    s.fold(evs[:800])
+    idx = Index(s)
+    project = evs[0]["project"]
+
+    def check(now=None):
+        args = rank_args(idx, "fix the auth bug", project=project, now=now, limit=10)
+        assert_same_ranking(K.rank_files(*args, idx.lists(args)), K.rank_files(*args), 10)
+        return idx.lists(args)
+
+    first = check()
+    assert check() is first  # kept
+    assert check(s.clock + 3600.0) is not first  # another now
+    s.fold(evs[800:])
+    again = check()
+    assert again is not first and check() is again
 
 
 def test_a_loaded_state_ranks_like_the_folded_one():
@@ -700,3 +728,20 @@ def test_top_k_above_a_guess_is_top_k(seed, n, k, levels, guess):
     want = RR.top_k(ids, sc, k)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_every_channel_in_use_weighing_zero_ranks_nothing():
+    """All channels ablated but recency, at a prompt (recency weighs 0 there): s_max is 0,
+    and the kernel keeps nothing as the reference does (0 / 0 is NaN), instead of raising
+    ZeroDivisionError (found by the property test above)."""
+    evs = normalized(events=300, files=30, sessions=5, projects=2, seed=1)
+    s = State()
+    s.fold(evs)
+    p = Params(ablate=frozenset(set(CHANNELS) - {"recency"}))
+    args = rank_args(Index(s), "auth", project=evs[-1]["project"], params=p)
+    assert args.s_max == 0.0
+    for limit in (0, 3):
+        args = args._replace(limit=limit)
+        got = K.rank_files(*args)
+        assert got[0] == 1 and got[3].size == 0
+        assert_same_ranking(got, RR.rank_files(*args), limit)
