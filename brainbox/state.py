@@ -272,6 +272,7 @@ class State(EdgeStore, Decay):
         return K.table_rows(self.post, tid)
 
     learn = True  # credit the openings (brainbox.learning); off in the compiled replay's
+    mine = True  # fold open errors, advice and procedures; off in the replays (never read)
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""
@@ -402,14 +403,15 @@ class State(EdgeStore, Decay):
                                     self._ctx_add(fid, t)
                     if ev.get("error_fp"):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
-                    self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
-                                             ev.get("exit_code"))
-                    fix = self.advice.observe(ev["session"], project, ev["tool"],
-                                              ev.get("action"), files, ev.get("error_fp"),
-                                              ev.get("exit_code"))
-                    self.procedures.observe(ev["session"], project, ev["tool"],
-                                            ev.get("action"), files, ev.get("error_fp"),
-                                            ev.get("exit_code"), fix)
+                    if self.mine:
+                        self.open_errors.observe(project, ev["tool"], ev.get("error_fp"),
+                                                 ev.get("exit_code"))
+                        fix = self.advice.observe(ev["session"], project, ev["tool"],
+                                                  ev.get("action"), files, ev.get("error_fp"),
+                                                  ev.get("exit_code"))
+                        self.procedures.observe(ev["session"], project, ev["tool"],
+                                                ev.get("action"), files, ev.get("error_fp"),
+                                                ev.get("exit_code"), fix)
                 ev_kind.append(code), ev_sess.append(window(self, ev, sid)), ev_time.append(at)
                 ev_tool.append(tool), tch_ptr.append(len(tch_res))
                 add_ptr.append(len(add_rid))

@@ -41,7 +41,7 @@ import numpy as np
 
 from brainbox import prior as fusion_prior
 from brainbox.eval.baselines import RandomRanks, prompt_terms
-from brainbox.eval.calibration import merge, outcomes
+from brainbox.eval.calibration import merge, outcomes_csr
 from brainbox.eval.metrics import K_FILES, K_TOOLS
 from brainbox.eval.probes import Registry
 from brainbox.eval.replay import (
@@ -174,6 +174,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
     seen = SeenIndex() if seen and "snippet" not in params.ablate else None
     state = State()
     state.learn = False  # the kernel ranks the openings and credits (brainbox.learning)
+    state.mine = False  # no open errors, advice or procedures: the replay reads none
     credits, openings = {}, []
     files, tools = Registry(), Registry()
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
@@ -238,16 +239,16 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                 n_tool_events += 1
                 tid, new_tool = tools.add(ev["tool"], ti)
                 if new_tool:
-                    names = cb.term_ids(tokens(ev["tool"])).tolist()
+                    names = cb.term_list(tokens(ev["tool"]))
                     eng2tool.ensure(state.n_res)
                     eng2tool.a[state.res_index[(TOOL, "", ev["tool"])]] = tid
-                argt = cb.term_ids(tokens(ev["args"])).tolist() if ev.get("args") else []
+                argt = cb.term_list(tokens(ev["args"])) if ev.get("args") else []
                 for f in ev["files"]:
                     fid, new = files.add((ev["project"], f), ti)
                     fr.append(fid)
                     nr.append(new)
                     if new:
-                        toks = cb.term_ids(path_tokens(f)).tolist()
+                        toks = cb.term_list(path_tokens(f))
                         pr.append(toks)
                         rid = state.res_index[(FILE, ev["project"], f)]
                         eng2file.ensure(rid + 1)
@@ -258,7 +259,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
                 file_adds += sum(len(x) for x in pr) + len(fr) * (len(argt) + 64)
                 tool_adds += len(names) + len(argt) + 64
             elif enc.ev_kind[i] == PROMPT:
-                pt = cb.term_ids(prompt_terms(ev.get("prompt"))).tolist()
+                pt = cb.term_list(prompt_terms(ev.get("prompt")))
             file_rows.append(fr), new_rows.append(nr), fpath_rows.extend(pr)
             tool_reg.append(tid), tool_new.append(new_tool)
             name_rows.append(names), arg_rows.append(argt), prompt_rows.append(pt)
@@ -334,8 +335,7 @@ def replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t0
             r["scored"] += int(out[row, 3])
             for j in range(n_methods):
                 r["rr"][j] += float(out[row, 4 + j])
-        cal.append(outcomes(cal_out[: cal_n[0]], [
-            fflat[fptr[i]:fptr[i + 1]] for i in range(len(events))]))
+        cal.append(outcomes_csr(cal_out[: cal_n[0]], fptr, fflat))
         if P.open_cred[0] >= 0:
             n_open = int(P.open_n[0])
             openings.append({"task": ti, "rows": sorted(P.open_out[:n_open].tolist()),
@@ -390,8 +390,10 @@ class CompiledBaselines:
     # -- ids
     def term_ids(self, toks) -> np.ndarray:
         """Dense ids of the terms ``toks`` (a new term gets the next id), int64."""
-        if not toks:
-            return _EMPTY
+        return np.array(self.term_list(toks), np.int64) if toks else _EMPTY
+
+    def term_list(self, toks) -> list[int]:
+        """:meth:`term_ids` as a list."""
         v = self.vocab
         get = v.get
         out = []
@@ -400,7 +402,7 @@ class CompiledBaselines:
             if i is None:
                 i = v[t] = len(v)
             out.append(i)
-        return np.array(out, np.int64)
+        return out
 
     def session_id(self, session: str) -> int:
         """Dense id of ``session`` (first-seen order)."""

@@ -24,6 +24,31 @@ def test_a_prediction_hits_when_its_event_or_a_later_one_touches_the_file():
     assert C.outcomes(rows, touched)[2].tolist() == [False]  # 4 was touched at 0 < 2
 
 
+def _outcomes_reference(rows, event_files):
+    """The plain rule, one prediction at a time: each file's last touching event."""
+    last = {}
+    for j, fids in enumerate(event_files):
+        for f in fids:
+            last[int(f)] = j
+    return [last.get(int(f), -2) >= max(int(e), 0) for e, f, _c, _x in rows.tolist()]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_vectorised_outcomes_match_the_plain_rule(seed):
+    rng = np.random.default_rng(seed)
+    n_ev, n_files = int(rng.integers(0, 30)), int(rng.integers(1, 40))
+    touched = [rng.integers(0, n_files, rng.integers(0, 4)).tolist() for _ in range(n_ev)]
+    m = int(rng.integers(0, 50))
+    rows = np.column_stack([rng.integers(-1, max(n_ev, 1), m), rng.integers(0, n_files + 5, m),
+                            rng.random(m), rng.integers(0, 2, m)]).astype(np.float64)
+    ctx, conf, hit = C.outcomes(rows, touched)
+    assert hit.tolist() == _outcomes_reference(rows, touched)
+    assert conf.tolist() == rows[:, 2].tolist() and ctx.tolist() == rows[:, 3].tolist()
+    ptr = np.cumsum([0] + [len(t) for t in touched])
+    flat = np.asarray([f for t in touched for f in t], np.int64)
+    assert C.outcomes_csr(rows, ptr, flat)[2].tolist() == hit.tolist()
+
+
 def test_the_isotonic_map_is_non_decreasing_and_fits_a_step():
     rng = np.random.default_rng(0)
     conf = rng.random(4000)

@@ -4,6 +4,7 @@ trajectories of every development source."""
 
 from collections import defaultdict
 
+import numpy as np
 import pytest
 
 from brainbox.eval import sources as S
@@ -163,3 +164,24 @@ def test_recurrence_cache_follows_the_rows():
             np.testing.assert_array_equal(rc_dense[slot], want)
             checked += 1
     assert checked > 1000 and len(set(rc_ids.tolist())) == 6
+
+
+def test_a_state_that_does_not_mine_learns_the_same_arrays():
+    """The compiled replay folds with ``State.mine`` off (nothing it scores reads open
+    errors, advice or procedures): the learned arrays are those of a state that mines,
+    and the miners stay empty."""
+    from brainbox.state import State
+    from brainbox.workload import normalized as synthetic
+
+    events = synthetic(600)
+    assert any(ev.get("error_fp") for ev in events)
+    full, lean = State(), State()
+    lean.mine = False
+    full.fold(events)
+    lean.fold(events)
+    a, b = full.to_arrays(), lean.to_arrays()
+    assert a.keys() == b.keys()
+    for k in sorted(set(a) - {"json"}):  # "json": the miners' state, among others
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert full.open_errors.by_project and full.advice.trail
+    assert not lean.open_errors.by_project and not lean.advice.trail
