@@ -272,7 +272,7 @@ class State(EdgeStore, Decay):
         return K.table_rows(self.post, tid)
 
     learn = True  # credit the openings (brainbox.learning); off in the compiled replay's
-    mine = True  # fold open errors, advice and procedures; off in the replays (never read)
+    mine = True  # fold open errors, advice and procedures; off in the compiled replay's
 
     def fold(self, events) -> int:
         """Fold events (dicts from the log, in id order) into the state; returns count."""

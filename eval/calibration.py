@@ -39,10 +39,8 @@ def outcomes(rows: np.ndarray, event_files: list) -> tuple[np.ndarray, np.ndarra
     context 1 when the session held a project file; ``event_files[j]``: the file ids event
     ``j`` of the task touches. A prediction made before event ``i`` hits when event ``i`` or
     a later one touches it."""
-    lens = np.asarray([len(f) for f in event_files], np.int64)
-    ptr = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
-    flat = np.concatenate([np.asarray(f, np.int64).ravel() for f in event_files]) \
-        if int(ptr[-1]) else np.zeros(0, np.int64)
+    ptr = np.cumsum([0] + [len(f) for f in event_files])
+    flat = np.asarray([int(f) for fids in event_files for f in fids], np.int64)
     return outcomes_csr(rows, ptr, flat)
 
 
@@ -53,13 +51,9 @@ def outcomes_csr(rows: np.ndarray, ptr: np.ndarray, flat: np.ndarray):
     ev = rows[:, 0].astype(np.int64)
     fid = rows[:, 1].astype(np.int64)
     flat = np.asarray(flat, np.int64)
-    ptr = np.asarray(ptr, np.int64)
-    n_ev = ptr.shape[0] - 1
-    size = int(max(flat.max(initial=-1), fid.max(initial=-1))) + 1
-    last = np.full(size, -2, np.int64)
-    js = np.repeat(np.arange(n_ev, dtype=np.int64), np.diff(ptr)[:n_ev])
-    ok = flat[: js.shape[0]] >= 0
-    np.maximum.at(last, flat[: js.shape[0]][ok], js[ok])
+    js = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))  # each touch's event
+    last = np.full(int(max(flat.max(initial=-1), fid.max(initial=-1))) + 1, -2, np.int64)
+    np.maximum.at(last, flat[flat >= 0], js[flat >= 0])
     known = fid >= 0
     hit = np.zeros(fid.shape[0], np.bool_)
     hit[known] = last[fid[known]] >= np.maximum(ev[known], 0)

@@ -389,11 +389,11 @@ class CompiledBaselines:
 
     # -- ids
     def term_ids(self, toks) -> np.ndarray:
-        """Dense ids of the terms ``toks`` (a new term gets the next id), int64."""
+        """:meth:`term_list` as int64."""
         return np.array(self.term_list(toks), np.int64) if toks else _EMPTY
 
     def term_list(self, toks) -> list[int]:
-        """:meth:`term_ids` as a list."""
+        """Dense ids of the terms ``toks`` (a new term gets the next id)."""
         v = self.vocab
         get = v.get
         out = []
