@@ -81,6 +81,31 @@ def test_a_task_over_two_projects_is_refused_so_the_reference_loop_runs_it():
         replay_series_fast(tasks, series="x")
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_paused_during_a_series_and_restored_after(enabled):
+    """``gc_paused``: off while the loop runs (a series holds a million event dicts, which
+    every full collection walks), and as it was afterwards, also after a refused task."""
+    import gc
+
+    spec = S.synthetic_spec(400, 1, 2)
+    tasks = list(S.synthetic_tasks(spec, 0))
+    seen = []
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        replay_series_fast(tasks[:3], series="x", on_task=lambda n: seen.append(gc.isenabled()))
+        assert seen == [False, False, False]
+        assert gc.isenabled() is enabled
+        ev = dict(tasks[1].events[2])
+        ev["cwd"] = ev["project"] = "/elsewhere"
+        tasks[1].events.append(ev)
+        with pytest.raises(MultiProject):
+            replay_series_fast(tasks, series="x")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_recurrence_maximum_of_cached_rows(seed):
     """``recurrence_max``: the element-wise maximum of the window's cached rows (0 where none),
@@ -150,10 +175,11 @@ def test_recurrence_cache_follows_the_rows():
         s.apply(enc)
         E = engine_arrays(s, np.asarray([s.adj_linked], np.int64))
         if touched.size:
-            KR.recurrence_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)), E,
-                         in_proj)
+            KR.recurrence_fold(rc_ids, rc_dense, touched, np.concatenate((before, touched)),
+                               E.hkeys, E.hslot, E.ew, in_proj)
         for u in s.win[sid, : s.win_len[sid]][-5:]:
-            KR.recurrence_row(rc_ids, rc_age, rc_dense, u, i, E, in_proj)
+            KR.recurrence_row(rc_ids, rc_age, rc_dense, u, i, E.adj_off, E.adj_len, E.pool_dst,
+                              E.pool_e, E.ew, in_proj)
         ne = int(s.n_edges[0])
         for slot, u in enumerate(rc_ids.tolist()):
             if u < 0:

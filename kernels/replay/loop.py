@@ -113,10 +113,13 @@ REC_SLOTS = 16  # rows the recurrence cache keeps per task (the window's last 5 
 
 
 @jit
-def recurrence_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
+def recurrence_row(rc_ids, rc_age, rc_dense, u, clock, adj_off, adj_len, pool_dst, pool_e,
+                   ew, in_proj):
     """The cache slot holding source ``u``'s row as dense weights over the task's
     resources (project files only, else 0); a missing row replaces the least recently
-    used one, read from the adjacency."""
+    used one, read from the adjacency (``Engine``'s arrays of those names). The helpers
+    called per event take the arrays they read, not a namedtuple of them: a call counts a
+    reference up and down for every array it is passed, a whole tuple's included."""
     for s in range(rc_ids.shape[0]):
         if rc_ids[s] == u:
             rc_age[s] = clock
@@ -124,18 +127,18 @@ def recurrence_row(rc_ids, rc_age, rc_dense, u, clock, E, in_proj):
     s = np.argmin(rc_age)
     d = rc_dense[s]
     d[:] = 0.0
-    lo = E.adj_off[u]
-    for q in range(lo, lo + E.adj_len[u]):
-        v = E.pool_dst[q]
+    lo = adj_off[u]
+    for q in range(lo, lo + adj_len[u]):
+        v = pool_dst[q]
         if in_proj[v]:
-            d[v] = E.ew[E.pool_e[q]]
+            d[v] = ew[pool_e[q]]
     rc_ids[s] = u
     rc_age[s] = clock
     return s
 
 
 @jit
-def recurrence_fold(rc_ids, rc_dense, touched, before, E, in_proj):
+def recurrence_fold(rc_ids, rc_dense, touched, before, hkeys, hslot, ew, in_proj):
     """Keep the cached rows exact after an event's touches: ``fold_touches`` changes (or
     makes) only edges between a touched resource and what its session window held, i.e.
     ``u -> v`` for touched v (any cached u) and ``v -> x`` for x in the window ``before``
@@ -150,15 +153,15 @@ def recurrence_fold(rc_ids, rc_dense, touched, before, E, in_proj):
             if v == u:
                 was_touched = True
             elif in_proj[v]:
-                e = find_edge(E.hkeys, E.hslot, u, v)
+                e = find_edge(hkeys, hslot, u, v)
                 if e >= 0:
-                    d[v] = E.ew[e]
+                    d[v] = ew[e]
         if was_touched:
             for x in before:
                 if x != u and in_proj[x]:
-                    e = find_edge(E.hkeys, E.hslot, u, x)
+                    e = find_edge(hkeys, hslot, u, x)
                     if e >= 0:
-                        d[x] = E.ew[e]
+                        d[x] = ew[e]
 
 
 @jit
@@ -233,15 +236,16 @@ def _known(q_sorted, n_terms):
 
 
 @jit
-def _cal_add(P, event, fid, conf, ctx):
-    """One ranked file of the engine and its confidence, for calibration (``P.cal_out``)."""
-    n = P.cal_n[0]
-    if n < P.cal_out.shape[0]:
-        P.cal_out[n, 0] = event
-        P.cal_out[n, 1] = fid
-        P.cal_out[n, 2] = conf
-        P.cal_out[n, 3] = ctx
-        P.cal_n[0] = n + 1
+def _cal_add(cal_out, cal_n, event, fid, conf, ctx):
+    """One ranked file of the engine and its confidence, for calibration (``P.cal_out``,
+    ``P.cal_n``)."""
+    n = cal_n[0]
+    if n < cal_out.shape[0]:
+        cal_out[n, 0] = event
+        cal_out[n, 1] = fid
+        cal_out[n, 2] = conf
+        cal_out[n, 3] = ctx
+        cal_n[0] = n + 1
 
 
 @jit
@@ -323,6 +327,18 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     nf, nt = S.nf, S.nt
     k_files, k_tools = S.k_files, S.k_tools
     pl = S.plan  # recall's policy (kernels.policy.Plan)
+    # the arrays the per-event code reads most, out of their tuples once: each read of a
+    # tuple's field counts a reference up and down, in loops too
+    adj_off, adj_len, pool_dst, pool_e, ew = E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew
+    in_proj, eng2file, file_reg, file_new = P.in_proj, P.eng2file, P.file_reg, P.file_new
+    cal_out, cal_n, tch_res = P.cal_out, P.cal_n, enc.tch_res
+    # scratch of the fold, sized for the task's largest event
+    max_t = 0
+    for i in range(start, n_events):
+        max_t = max(max_t, enc.tch_ptr[i + 1] - enc.tch_ptr[i])
+    t_sess_buf = np.empty(max_t, np.int64)
+    t_time_buf = np.empty(max_t, np.float64)
+    before = np.empty(E.win.shape[1] + max_t, np.int64)
     bl_out_f = np.empty((4, k_files), np.int64)
     bl_out_t = np.empty((4, k_tools), np.int64)
     gold_mark = np.zeros(max(nf, 1), np.bool_)
@@ -400,7 +416,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         ranking[c] = r
                         c += 1
                         if P.p1_gold.shape[1] > 0:
-                            _cal_add(P, -1, r, scores[order[j]] / s_max1, 0)
+                            _cal_add(P.cal_out, P.cal_n, -1, r, scores[order[j]] / s_max1,
+                                     0)
             if S.open_sess >= 0:  # the session's opening: its credit rows, from every
                 # candidate's ranks (the limited ranking ranks only its contenders), as
                 # brainbox.learning.open_session ranks it: recall without snippets
@@ -440,7 +457,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 out[P3_ROW, 3] += 1
                 kk = k_tools + P.nt_before[i] - nt
                 ids, _ = predict_kernel(E.kind, E.n, n_res, E.last3, E.last3_len, sid, ctxmap,
-                                        grams, E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew,
+                                        grams, adj_off, adj_len, pool_dst, pool_e, ew,
                                         S.min_support, kk, tools)
                 c = 0
                 for j in range(ids.shape[0]):
@@ -464,8 +481,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                 out[P2_ROW, 1] += 1
                 any_gold = False
                 for q in range(f_lo, f_hi):
-                    g = P.file_reg[q]
-                    if 0 <= g < nf and not P.file_new[q]:
+                    g = file_reg[q]
+                    if 0 <= g < nf and not file_new[q]:
                         gold_mark[g] = True
                         any_gold = True
                 if any_gold:
@@ -480,15 +497,15 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     if lex_key != n_known * (P.files.shape[0] + 1) + n_files:
                         tids = _known(q_sorted, n_terms)
                         lex_ids, lex_sc, lex_share = bm25_scores(
-                            tids, S.n_query, pl.max_terms, P.files[:n_files], P.in_proj,
+                            tids, S.n_query, pl.max_terms, P.files[:n_files], in_proj,
                             E.doclen, post, P.res_path_ptr, P.res_path_terms, pl.path_w,
-                            P.in_proj.shape[0])
+                            in_proj.shape[0])
                         lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share,
                                                              lex_sorted, lex_rank, share_d)
                         lex_key = n_known * (P.files.shape[0] + 1) + n_files
                     window = E.win[sid, : E.win_len[sid]]
                     # the context: the session holds a file of the project (kernels.policy)
-                    in_sess = 1 if in_session(window, P.in_proj) else 0
+                    in_sess = 1 if in_session(window, in_proj) else 0
                     floor = pl.min_conf_session if in_sess else pl.min_conf
                     lam, s_max = weights(pl, in_sess == 1, P.credit)
                     limit = k_files + P.nf_before[i] - nf
@@ -498,8 +515,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         n_src = 0
                         for j in range(max(0, window.shape[0] - pl.recurrence_from),
                                        window.shape[0]):
-                            rec_src[n_src] = recurrence_row(rc_ids, rc_age, rc_dense,
-                                                            window[j], i, E, P.in_proj)
+                            rec_src[n_src] = recurrence_row(
+                                rc_ids, rc_age, rc_dense, window[j], i, adj_off, adj_len,
+                                pool_dst, pool_e, ew, in_proj)
                             n_src += 1
                         n_pos, n_above = recurrence_max(rc_dense, rec_src[:n_src], rec_best,
                                                         rec_ids, rec_sc, 0.9 * rec_kth[0],
@@ -510,8 +528,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                                                             min(first_depth(limit), n_pos))
                             rec_kth[0] = top_s[-1]
                     status, cand, scores, order, _, _, _ = rank_lexed(
-                        lex_ids, lex_sc, lex_share, P.files[:n_files], P.in_proj,
-                        E.adj_off, E.adj_len, E.pool_dst, E.pool_e, E.ew, E.n_edges[0],
+                        lex_ids, lex_sc, lex_share, P.files[:n_files], in_proj,
+                        adj_off, adj_len, pool_dst, pool_e, ew, E.n_edges[0],
                         E.m[:n_res], E.is_blocked, pl.seeds, pl.hops, pl.topk, pl.w_floor,
                         pl.a_floor, E.n, E.last, E.hist, E.hist_len, now, S.in_order, pl.top_n,
                         window, pl.recurrence_from, P.snip_ids, P.snip_scores, pl.use, lam,
@@ -523,11 +541,12 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                     c = 0
                     if status:
                         for j in range(min(limit, order.shape[0])):
-                            r = P.eng2file[cand[order[j]]]
+                            r = eng2file[cand[order[j]]]
                             if 0 <= r < nf and c < k_files:
                                 ranking[c] = r
                                 c += 1
-                                _cal_add(P, i, r, scores[order[j]] / s_max, in_sess)
+                                _cal_add(cal_out, cal_n, i, r, scores[order[j]] / s_max,
+                                         in_sess)
                     out[P2_ROW, 4] += _rr_files(ranking, c, gold_mark)
                     lens = baselines.rank_files(B, nf, k_files, bl_out_f)
                     for mth in range(4):
@@ -538,23 +557,28 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                         c += 1
                     out[P2_ROW, 9] += _rr_files(rrow, c, gold_mark)
                 for q in range(f_lo, f_hi):
-                    g = P.file_reg[q]
+                    g = file_reg[q]
                     if 0 <= g < nf:
                         gold_mark[g] = False
 
         # --- fold the event into the engine
         if hi > lo:
-            before = E.win[sid, : E.win_len[sid]].copy()
-            t_sess = np.full(hi - lo, sid, np.int64)
-            t_time = np.full(hi - lo, now, np.float64)
-            fold_touches(t_sess, enc.tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
+            nt_ev = hi - lo
+            n_before = E.win_len[sid]
+            before[:n_before] = E.win[sid, :n_before]  # the window before the event
+            before[n_before:n_before + nt_ev] = tch_res[lo:hi]  # and what it touches
+            t_sess = t_sess_buf[:nt_ev]
+            t_sess[:] = sid
+            t_time = t_time_buf[:nt_ev]
+            t_time[:] = now
+            fold_touches(t_sess, tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
                          E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
-                         E.esrc, E.edst, E.ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
+                         E.esrc, E.edst, ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
             if use_rec:
-                recurrence_fold(rc_ids, rc_dense, enc.tch_res[lo:hi],
-                          np.concatenate((before, enc.tch_res[lo:hi])), E, P.in_proj)
+                recurrence_fold(rc_ids, rc_dense, tch_res[lo:hi], before[:n_before + nt_ev],
+                                E.hkeys, E.hslot, ew, in_proj)
             if kind == TOOL_EVENT and sid == S.open_sess and P.open_cred[0] >= 0:
-                _credit(P, enc.tch_res[lo:hi])
+                _credit(P, tch_res[lo:hi])
         tool = enc.ev_tool[i]
         if tool >= 0:
             one_sess[0] = sid
@@ -576,8 +600,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         moved = np.empty(hi - lo + n_now - n_cur, np.int64)
         c = 0
         for q in range(lo, hi):
-            r = enc.tch_res[q]
-            if r < P.in_proj.shape[0] and P.in_proj[r]:
+            r = tch_res[q]
+            if r < in_proj.shape[0] and in_proj[r]:
                 moved[c] = r
                 c += 1
         for j in range(n_cur, n_now):  # candidates that joined (touched, so already in)
@@ -593,7 +617,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             f_lo, f_hi = P.file_ptr[i], P.file_ptr[i + 1]
             st = baselines.tool_event(B, bs, P.tool_reg[i], P.tool_new[i],
                                P.tool_name_terms[P.tool_name_ptr[i]:P.tool_name_ptr[i + 1]],
-                               P.file_reg[f_lo:f_hi], P.file_new[f_lo:f_hi],
+                               file_reg[f_lo:f_hi], file_new[f_lo:f_hi],
                                P.file_path_ptr[f_lo:f_hi + 1] - P.file_path_ptr[f_lo],
                                P.file_path_terms[P.file_path_ptr[f_lo]:P.file_path_ptr[f_hi]],
                                P.arg_terms[P.arg_ptr[i]:P.arg_ptr[i + 1]])
@@ -606,8 +630,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
 
         # --- link the new edges last: a full pool stops after a complete event
         if E.adj_linked[0] < E.n_edges[0]:
-            done = link_edges(E.esrc, E.edst, E.adj_linked[0], E.n_edges[0], E.adj_off,
-                              E.adj_len, E.adj_cap, E.pool_dst, E.pool_e, E.pool_used)
+            done = link_edges(E.esrc, E.edst, E.adj_linked[0], E.n_edges[0], adj_off,
+                              adj_len, E.adj_cap, pool_dst, pool_e, E.pool_used)
             E.adj_linked[0] = done
             if done < E.n_edges[0]:
                 return NEED_POOL, i + 1, post, ctxmap, grams
