@@ -116,10 +116,15 @@ def ranks_of(ids, sc, q_ids, q_sc):
             p -= 1
         o[p] = a
     cnt = np.zeros(m + 1, np.int64)
+    w_s = q_sc[o[m - 1]]  # the worst queried item: most of a deep channel ranks below it,
+    w_i = q_ids[o[m - 1]]  # so one comparison settles those without a search
     for j in range(ids.shape[0]):
         s_j = sc[j]
         i_j = ids[j]
-        lo, hi = 0, m  # first queried item that (s_j, i_j) beats
+        if not _beats(s_j, i_j, w_s, w_i):
+            cnt[m] += 1
+            continue
+        lo, hi = 0, m - 1  # first queried item that (s_j, i_j) beats
         while lo < hi:
             mid = (lo + hi) // 2
             if _beats(s_j, i_j, q_sc[o[mid]], q_ids[o[mid]]):

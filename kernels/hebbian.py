@@ -52,6 +52,13 @@ RESERVE = 2 * WINDOW  # most edges one touch can create
 EMPTY = -1
 GATE_MEMO = 1024  # gate values fold_touches remembers (a power of two)
 ROW_TOP = 10  # out-edges per row kept in order for spreading (its top k is at most this)
+# the step's position weight p = (q + 1) / L for a window of L others, looked up instead of
+# divided per pair (the same IEEE quotients; a global array is a constant to numba): the
+# division sat in each update's dependency chain
+P_POS = np.zeros((WINDOW + 1, WINDOW))
+for _L in range(1, WINDOW + 1):
+    P_POS[_L, :_L] = (np.arange(_L) + 1) / _L
+del _L
 
 
 @jit
@@ -119,7 +126,7 @@ def rebuild_hash(esrc, edst, n_edges, hkeys, hslot):
 @jit
 def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist_len, deg,
                  win, win_len, hkeys, hslot, esrc, edst, ew, ecount, etime, n_edges,
-                 rtop=None, rtop_n=None):
+                 rtop=None, rtop_n=None, memo=None):
     """Fold touches ``start..T-1`` into node, window and edge state (DESIGN §4.1).
 
     Inputs (read only): t_sess int64[T] session row in ``win``, t_res int64[T] resource id,
@@ -154,6 +161,11 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
     (``row_top_build`` makes one).
     Every weight change here keeps the lists exact (weights only grow in a fold, so an edge
     lighter than a full list's last cannot be in it or enter it: one comparison).
+
+    ``memo`` float64[GATE_MEMO, 2] (optional): the gate memo, kept by a caller that folds a
+    few touches per call (the replay, event by event) instead of filling a new one each
+    call; it only ever holds (w, g(w)) pairs this code computed, so any memo gives the
+    same result. Start it filled with NaN.
     """
     T = t_res.shape[0]
     cap = min(esrc.shape[0], hkeys.shape[0] // 2)
@@ -166,7 +178,8 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
     found_w = np.empty(2 * WINDOW, np.float32)
     found_c = np.empty(2 * WINDOW, np.int64)  # and its count before the touch
     found_bits = found_w.view(np.int32)  # the memo's index: low bits of the float32
-    memo = np.full((GATE_MEMO, 2), np.nan)  # (w, g(w)); a NaN key matches nothing
+    if memo is None:
+        memo = np.full((GATE_MEMO, 2), np.nan)  # (w, g(w)); a NaN key matches nothing
     for i in range(start, T):
         if n_edges[0] + RESERVE > cap:
             return i
@@ -233,7 +246,7 @@ def fold_touches(t_sess, t_res, t_time, start, kind, n, m, act, last, hist, hist
         v_error = kind[v] == KIND_ERROR
         for q in range(L):
             u = win[s, q]
-            p = (q + 1) / L
+            p = P_POS[L, q]  # (q + 1) / L
             h = HUB_FACTOR if (deg[u] > HUB_DEGREE or deg[v] > HUB_DEGREE) else 1.0
             eta = ETA_ERROR if (v_error or kind[u] == KIND_ERROR) else ETA
             c = eta * p * h

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from brainbox import kernels as K
 from brainbox.eval.reference import kernels as R
+from brainbox.kernels.hebbian import GATE_MEMO
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -74,10 +75,11 @@ class State:
             setattr(other, f, getattr(self, f).copy())
         return other
 
-    def fold(self, sess, res, time, start=0, fn=None):
+    def fold(self, sess, res, time, start=0, fn=None, memo=None):
         fn = fn or K.fold_touches
+        memo_arg = () if memo is None else (None, None, memo)  # after rtop, rtop_n
         return fn(np.asarray(sess, np.int64), np.asarray(res, np.int64),
-                  np.asarray(time, np.float64), start, *self.arrays())
+                  np.asarray(time, np.float64), start, *self.arrays(), *memo_arg)
 
     def grow(self):
         """What the engine does when fold_touches stops early: double, rebuild the hash."""
@@ -91,13 +93,14 @@ class State:
         self.hslot = np.zeros(slots, np.int64)
         K.rebuild_hash(self.esrc, self.edst, int(self.n_edges[0]), self.hkeys, self.hslot)
 
-    def fold_all(self, sess, res, time, cuts=()):
-        """Fold in batches split at ``cuts``, growing whenever the kernel stops early."""
+    def fold_all(self, sess, res, time, cuts=(), memo=None):
+        """Fold in batches split at ``cuts``, growing whenever the kernel stops early;
+        ``memo``: one gate memo kept across the calls (as the replay keeps one)."""
         bounds = [0, *sorted(cuts), len(res)]
         for lo, hi in itertools.pairwise(bounds):
             i = 0
             while i < hi - lo:
-                i = self.fold(sess[lo:hi], res[lo:hi], time[lo:hi], i)
+                i = self.fold(sess[lo:hi], res[lo:hi], time[lo:hi], i, memo=memo)
                 if i < hi - lo:
                     self.grow()
 
@@ -312,7 +315,8 @@ def test_fold_in_batches_with_growth_equals_one_call(work, data):
     assert whole.fold(sess, res, time) == len(res)
     cuts = data.draw(st.lists(st.integers(0, len(res)), max_size=6))
     pieces = State(n_nodes, n_sess, edges=data.draw(st.integers(0, 60)), slots=2, kind=kind)
-    pieces.fold_all(sess, res, time, cuts)
+    memo = np.full((GATE_MEMO, 2), np.nan) if data.draw(st.booleans()) else None
+    pieces.fold_all(sess, res, time, cuts, memo)
     n = int(whole.n_edges[0])
     assert pieces.n_edges[0] == n
     for f in State.FIELDS:

@@ -644,7 +644,7 @@ def test_task_touch_keeps_the_lists_exact(seed, n_files, k, levels, batch):
 @SETTINGS
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 2000), m=st.integers(1, 40),
        levels=st.sampled_from([1, 3, 1000]))
-def testranks_of_counts_like_a_sort(seed, n, m, levels):
+def test_ranks_of_counts_like_a_sort(seed, n, m, levels):
     """``ranks_of`` (a count per item for a few items, binary searches for more) gives each
     queried item its 1-based rank in the channel sorted by score, then lower id."""
     from brainbox.kernels.fusion import ranks_of

@@ -37,7 +37,7 @@ from ..adjacency import link_edges
 from ..channels import N_CHANNELS, RECURRENCE, bm25_scores
 from ..codes import PROMPT, TOOL_EVENT
 from ..fusion import first_depth
-from ..hebbian import RESERVE, find_edge, fold_touches
+from ..hebbian import GATE_MEMO, RESERVE, find_edge, fold_touches
 from ..ngram import ngram_pairs
 from ..policy import CREDIT_FILES, credit_file, in_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
@@ -337,6 +337,7 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     for i in range(start, n_events):
         max_t = max(max_t, enc.tch_ptr[i + 1] - enc.tch_ptr[i])
     t_sess_buf = np.empty(max_t, np.int64)
+    gate_memo = np.full((GATE_MEMO, 2), np.nan)  # fold_touches' memo, kept across events
     t_time_buf = np.empty(max_t, np.float64)
     before = np.empty(E.win.shape[1] + max_t, np.int64)
     bl_out_f = np.empty((4, k_files), np.int64)
@@ -573,7 +574,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
             t_time[:] = now
             fold_touches(t_sess, tch_res[lo:hi], t_time, 0, E.kind, E.n, E.m, E.act,
                          E.last, E.hist, E.hist_len, E.deg, E.win, E.win_len, E.hkeys, E.hslot,
-                         E.esrc, E.edst, ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n)
+                         E.esrc, E.edst, ew, E.ecount, E.etime, E.n_edges, E.rtop, E.rtop_n,
+                         gate_memo)
             if use_rec:
                 recurrence_fold(rc_ids, rc_dense, tch_res[lo:hi], before[:n_before + nt_ev],
                                 E.hkeys, E.hslot, ew, in_proj)
