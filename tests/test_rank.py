@@ -292,6 +292,39 @@ def test_ngram_counts_survive_persistence():
 
 
 @SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 300), n_codes=st.integers(1, 40),
+       weighted=st.booleans(), cuts=st.lists(st.integers(0, 300), max_size=4))
+def test_ngram_count_counts_like_a_dict(seed, n, n_codes, weighted, cuts):
+    """``ngram_count`` (existing pairs bumped in place, new ones through ``table_add``),
+    from tables small enough to grow, in any split into calls: each context code gets
+    the next dense id when first seen and each (context, tool) the sum of its weights in
+    order, as a plain dict counts them."""
+    from brainbox.kernels.predict import LOW_BITS, LOW_MASK, ngram_count
+
+    rng = np.random.default_rng(seed)
+    pool = [K.encode_ctx(*(int(t) for t in rng.integers(-1, 30, 3))) for _ in range(n_codes)]
+    codes = np.asarray(pool, np.int64)[rng.integers(0, n_codes, n)]
+    tools = rng.integers(0, 12, n).astype(np.int64)
+    weights = rng.random(n) if weighted else np.zeros(0)
+    ctx, grams_want = {}, {}
+    for i in range(n):
+        c = ctx.setdefault(int(codes[i]), len(ctx))
+        key = (c, int(tools[i]))
+        grams_want[key] = grams_want.get(key, 0.0) + (float(weights[i]) if weighted else 1.0)
+    ctxmap, grams = K.new_table(1, 1), K.new_table(1, 1)
+    bounds = [0, *sorted(min(c, n) for c in cuts), n]
+    for lo, hi in itertools.pairwise(bounds):
+        w = weights[lo:hi] if weighted else weights
+        ctxmap, grams = ngram_count(ctxmap, grams, codes[lo:hi], tools[lo:hi], hi - lo, w)
+    assert int(ctxmap.n[0]) == len(ctx) and int(grams.n[0]) == len(grams_want)
+    for code, c in ctx.items():
+        assert K.table_find(ctxmap, code >> LOW_BITS, code & LOW_MASK) == c
+    for (c, tool), v in grams_want.items():
+        e = K.table_find(grams, c, tool)
+        assert e >= 0 and grams.ev[e] == v
+
+
+@SETTINGS
 @given(seed=st.integers(0, 5), events=st.sampled_from([300, 1500]), sess=st.integers(0, 40),
        k=st.sampled_from([1, 3, 10]), support=st.sampled_from([1, 4, 50]))
 def test_predict_kernel_matches_its_contract(seed, events, sess, k, support):
