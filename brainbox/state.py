@@ -354,6 +354,8 @@ class State(EdgeStore, Decay):
         add_ptr, add_rid, add_tid = [0], [], []
         n_res_after, n_terms_after = [], []
         self._enc_adds = (add_rid, add_tid)
+        term = self._term
+        prompt_ids: dict[int, list[int]] = {}  # a session's prompt terms' ids, once made
         try:
             for ev in events:
                 at = self._clock(ev)
@@ -372,6 +374,7 @@ class State(EdgeStore, Decay):
                                 break
                     self.sess_prompt[sid] = terms
                     self.sess_seen[sid] = set()
+                    prompt_ids.pop(sid, None)
                 elif kind == "tool" and ev.get("tool"):
                     code = TOOL_EVENT
                     project = ev["project"]
@@ -385,6 +388,7 @@ class State(EdgeStore, Decay):
                         prompt = self.sess_prompt.get(sid)
                         seen = self.sess_seen.setdefault(sid, set()) if prompt else None
                         opening = self.learn and sid in self.openings
+                        arg_ids = []
                         for f in files:
                             fid = self.resource(FILE, project, f)
                             tch_res.append(fid)
@@ -395,12 +399,14 @@ class State(EdgeStore, Decay):
                                     self.file_worktree.pop(fid, None)
                             if opening:
                                 self._credit_touch(sid, project, fid)
-                            for t in args:
-                                self._ctx_add(fid, t)
+                            if args:  # term ids made where they first meet a file
+                                arg_ids = arg_ids or [term(t) for t in args]
+                                add_rid.extend([fid] * len(arg_ids)), add_tid.extend(arg_ids)
                             if prompt and fid not in seen:
                                 seen.add(fid)
-                                for t in prompt:
-                                    self._ctx_add(fid, t)
+                                p_ids = prompt_ids.get(sid) or prompt_ids.setdefault(
+                                    sid, [term(t) for t in prompt])
+                                add_rid.extend([fid] * len(p_ids)), add_tid.extend(p_ids)
                     if ev.get("error_fp"):
                         tch_res.append(self.resource(ERROR, "", ev["error_fp"]))
                     if self.mine:
@@ -413,18 +419,14 @@ class State(EdgeStore, Decay):
                                                 ev.get("action"), files, ev.get("error_fp"),
                                                 ev.get("exit_code"), fix)
                 ev_kind.append(code), ev_sess.append(window(self, ev, sid)), ev_time.append(at)
-                ev_tool.append(tool), tch_ptr.append(len(tch_res))
-                add_ptr.append(len(add_rid))
+                ev_tool.append(tool), tch_ptr.append(len(tch_res)), add_ptr.append(len(add_rid))
                 n_res_after.append(self.n_res), n_terms_after.append(len(self.terms))
         finally:
             self._enc_adds = None
-        i64 = np.int64
-        return Encoded(np.asarray(ev_kind, np.int8), np.asarray(ev_sess, i64),
-                       np.asarray(ev_time, np.float64), np.asarray(ev_tool, i64),
-                       np.asarray(tch_ptr, i64), np.asarray(tch_res, i64),
-                       np.asarray(add_ptr, i64), np.asarray(add_rid, i64),
-                       np.asarray(add_tid, i64), np.asarray(n_res_after, i64),
-                       np.asarray(n_terms_after, i64))
+        i64 = [np.asarray(x, np.int64) for x in (tch_ptr, tch_res, add_ptr, add_rid, add_tid,
+                                                 n_res_after, n_terms_after)]
+        return Encoded(np.asarray(ev_kind, np.int8), np.asarray(ev_sess, np.int64),
+                       np.asarray(ev_time, np.float64), np.asarray(ev_tool, np.int64), *i64)
 
     def apply(self, enc: Encoded) -> None:
         """Apply an encoded batch: touches (Hebbian fold), n-grams, context terms."""
