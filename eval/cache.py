@@ -324,8 +324,8 @@ def synthetic_stream(spec: dict, project: int, make, stats: dict | None = None,
     """The tasks of one synthetic series, lazily: from its cache entry when there is one
     (decompressed at the first task, so a corrupt entry is found before any task is
     given: it is then ignored and rewritten), else from ``make()`` (the generator), each
-    task given as it is made and the entry written after the last (not when the consumer
-    stops early). ``stats`` (``hit``, ``written``, ``corrupt``) is updated in place. The
+    task given as it is made, with its events normalised for the replay to decode, and the
+    entry written after the last (not when the consumer stops early). ``stats`` (``hit``, ``written``, ``corrupt``) is updated in place. The
     cached tasks are the generator's with their events normalised (``normalized_json``),
     so a warm replay neither generates nor normalises."""
     stats = stats if stats is not None else {}
@@ -350,6 +350,7 @@ def synthetic_stream(spec: dict, project: int, make, stats: dict | None = None,
         return
     rows = []
     for t in make():
+        attach_normalized(t)  # normalised once: the replay decodes it, the entry keeps it
         yield t
         rows.append(_row(t))
     try:
