@@ -192,8 +192,8 @@ def register(cli) -> None:
                        "files then edited (precision, recall) beside the most edited files.")
     @click.option("--no-progress", is_flag=True, help="No progress line on stderr.")
     @click.option("--no-cache", is_flag=True,
-                  help="Parse every source (and generate --synthetic), neither reading "
-                       "nor writing the input cache (`brainbox cache info`).")
+                  help="Parse every source, neither reading nor writing the input cache "
+                       "(`brainbox cache info`).")
     @click.option("--engine", type=click.Choice(("compiled", "python")), default="compiled",
                   show_default=True,
                   help="The compiled per-task replay loop, or the Python reference loop "

@@ -41,13 +41,6 @@ through ``read_table``), against 2.8 s to parse the source. One file for the who
 development set (19.3 MB of task JSON) read in 0.57 s as Parquet and 0.58 s as gzip
 JSON lines: no gain there either, as the events stay JSON text in both.
 
-**The synthetic workload** (``replay --synthetic``) is cached the same way, one entry
-per series (:func:`synthetic_stream`), keyed by the generator's settings, the project,
-:func:`version` and the generator's source: a warm replay reads the generated tasks with
-their events normalised instead of generating and normalising them (1M events over 10
-repositories: about 3 us of the 5.6 an event those took). It is read lazily, task by task,
-inside the series, so the replay's timings include reading it.
-
 **Safety.** Entries are written to a temporary file in their folder and renamed into
 place (no fsync: a killed run leaves a stray ``.tmp-*`` or nothing, never a half entry
 under a key), so concurrent workers writing the same entry each write a whole one. An
@@ -64,7 +57,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from brainbox import BrainboxError
 from brainbox.eval.loaders.base import NORMALIZER_VERSION, Task
 
 ENV = "BRAINBOX_CACHE_DIR"
@@ -291,73 +283,6 @@ class SourceCache:
         doc = {"version": version(), "root": str(self.root), "format": self.fmt,
                "order": order, "warnings": list(warns)}
         _atomic_write(self._index_path(), json.dumps(doc).encode("utf-8"))
-
-
-# ------------------------------------------------------------------ the synthetic workload
-
-_SYNTH_CODE = ("workload.py", "eval/sources.py")  # the generator and its tasks
-
-
-def synthetic_key(spec: dict, project: int) -> str:
-    """The entry key of one synthetic series: the generator's settings (``spec``, as
-    ``brainbox.eval.sources.synthetic_spec`` makes them), the project, :func:`version`
-    and the generator's source (``brainbox/workload.py``, ``eval/sources.py``), so an
-    edit of either gives new keys."""
-    import brainbox
-
-    h = hashlib.sha256()
-    root = Path(brainbox.__file__).parent
-    for name in _SYNTH_CODE:
-        p = root / name
-        if not p.exists():  # eval/ installs as brainbox.eval
-            p = root / "eval" / Path(name).name
-        h.update(name.encode() + b"\0")
-        try:
-            h.update(p.read_bytes())
-        except OSError:
-            pass
-    return _key("synthetic", version(), h.hexdigest()[:16], spec, int(project))
-
-
-def synthetic_stream(spec: dict, project: int, make, stats: dict | None = None,
-                     folder: Path | None = None):
-    """The tasks of one synthetic series, lazily: from its cache entry when there is one
-    (decompressed at the first task, so a corrupt entry is found before any task is
-    given: it is then ignored and rewritten), else from ``make()`` (the generator), each
-    task given as it is made, with its events normalised for the replay to decode, and the
-    entry written after the last (not when the consumer stops early). ``stats`` (``hit``, ``written``, ``corrupt``) is updated in place. The
-    cached tasks are the generator's with their events normalised (``normalized_json``),
-    so a warm replay neither generates nor normalises."""
-    stats = stats if stats is not None else {}
-    for k in ("hit", "written", "corrupt"):
-        stats.setdefault(k, 0)
-    path = (folder or cache_dir()) / "tasks" / f"{synthetic_key(spec, project)}{SUFFIX}"
-    lines = None
-    if path.is_file():
-        try:
-            lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
-        except Exception:  # noqa: BLE001 - unreadable: generated again, rewritten
-            stats["corrupt"] += 1
-    if lines is not None:
-        stats["hit"] += 1
-        for line in lines:
-            try:
-                task = _task(json.loads(line))
-            except Exception as exc:  # noqa: BLE001 - past a good checksum: say where
-                raise BrainboxError(f"replay cache entry {path} is unreadable ({exc}); "
-                                    "remove it with `brainbox cache clear`") from None
-            yield task
-        return
-    rows = []
-    for t in make():
-        attach_normalized(t)  # normalised once: the replay decodes it, the entry keeps it
-        yield t
-        rows.append(_row(t))
-    try:
-        _atomic_write(path, _encode(rows))
-        stats["written"] += 1
-    except OSError:  # a full or read-only disk costs the cache, not the replay
-        pass
 
 
 def entries(folder: Path | None = None) -> list[Path]:

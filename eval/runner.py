@@ -143,15 +143,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
         whether the view equals the all view."""
         if synthetic:
             def make():
-                spec, project = payload["spec"], payload["project"]
-                if payload.get("cache"):  # normalised once (brainbox.eval.cache)
-                    from brainbox.eval.cache import synthetic_stream
-
-                    tasks = synthetic_stream(spec, project,
-                                             lambda: S.synthetic_tasks(spec, project),
-                                             cache_stats)
-                else:
-                    tasks = S.synthetic_tasks(spec, project)
+                tasks = S.synthetic_tasks(payload["spec"], payload["project"])
                 return tasks if view == "all" else V.creates_nothing(tasks)
             return make, True
         if view == "all":
@@ -159,7 +151,6 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
         tasks = V.repo_view(payload["tasks"])
         return (lambda: tasks), all(a is b for a, b in zip(tasks, payload["tasks"]))
 
-    cache_stats = {"hit": 0, "written": 0, "corrupt": 0}  # a synthetic series' entry
     runs: dict = {}
     cal: dict = {}  # view -> the full model's predictions (calibration.merge)
     opens: dict = {}  # view -> the full model's opening rankings (brainbox.learning)
@@ -211,16 +202,7 @@ def _run_series(payload: dict, settings: dict, queue=None) -> dict:
     return {"source": payload["source"], "repo": payload["repo"], "series": series,
             "events": out["events"], "skipped_events": out["skipped_events"],
             "runs": runs, "calibration": cal, "openings": opens, "replayed": replayed,
-            "timings": timings, "cache": cache_stats if payload.get("cache") else None}
-
-
-def _cache_stats(loaded: dict, merged: list) -> dict:
-    """The input cache's counts: the sources' (``loaded``) and the synthetic series'."""
-    out = dict(loaded)
-    for r in merged:
-        for k, v in (r.get("cache") or {}).items():
-            out[k] = out.get(k, 0) + v
-    return out
+            "timings": timings}
 
 
 def _replay(make, compiled: bool, kw: dict) -> dict:
@@ -483,7 +465,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
             settings["synthetic"] = spec
             sizes = spec.get("sizes") or [spec["events"] // spec["projects"]] * spec["projects"]
             submit([{"kind": "synthetic", "source": "synthetic", "repo": f"/work/project{p}",
-                     "spec": spec, "project": p, "size": sizes[p], "cache": cache}
+                     "spec": spec, "project": p, "size": sizes[p]}
                     for p in range(spec["projects"])])
         # Heaviest sources first (bytes on disk), so their loading starts early.
         jobs = sorted(((label, path, fmt, cache) for label, path in expanded),
@@ -603,8 +585,7 @@ def run(sources=(), *, fmt: str = "auto", repos: int | None = None,
             "wall_s": time.perf_counter() - t_wall, "load_s": t_load,
             "replay_s": t_replay, "replay_after_load_s": t_replay - t_load,
             "manifest_s": t_manifest, "evaluate_s": t_eval,
-            "cache": _cache_stats(cache_stats, merged) if cache else None,
-            "localization_s": t_loc,
+            "cache": cache_stats if cache and expanded else None, "localization_s": t_loc,
             "events": events,
             "replays": sum(r["replayed"]["replays"] for r in merged),
             "reused": sum(r["replayed"]["reused"] for r in merged),
