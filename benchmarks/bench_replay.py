@@ -120,3 +120,42 @@ class ReplayQuality:
 
     track_p3_next_tool_mrr3.unit = "MRR@3"
     track_p2_next_file_mrr10.unit = "MRR@10"
+
+
+class InputCache:
+    """Loading one source for a replay (``eval.sources.load_input``): parsed and
+    normalised afresh (a cold input cache, or ``--no-cache``) against read from a warm
+    input cache (``eval.cache``); the OpenHands slice. Skipped without data."""
+
+    timeout = 300
+    number = 1
+    repeat = (3, 5, 120)
+
+    def setup(self):
+        if not SLICE.is_dir():
+            raise NotImplementedError("no development data")
+        import os
+        import tempfile
+
+        from brainbox.eval import sources
+
+        self.tmp = tempfile.TemporaryDirectory()
+        self.env = os.environ.get("BRAINBOX_CACHE_DIR")
+        os.environ["BRAINBOX_CACHE_DIR"] = self.tmp.name
+        self.load = sources.load_input
+        self.load("slice", SLICE, "auto", True)  # fills the cache
+
+    def teardown(self):
+        import os
+
+        if self.env is None:
+            os.environ.pop("BRAINBOX_CACHE_DIR", None)
+        else:
+            os.environ["BRAINBOX_CACHE_DIR"] = self.env
+        self.tmp.cleanup()
+
+    def time_load_parsed(self):
+        self.load("slice", SLICE, "auto", False)
+
+    def time_load_cached(self):
+        self.load("slice", SLICE, "auto", True)
