@@ -423,10 +423,10 @@ class State(EdgeStore, Decay):
                 n_res_after.append(self.n_res), n_terms_after.append(len(self.terms))
         finally:
             self._enc_adds = None
-        i64 = [np.asarray(x, np.int64) for x in (tch_ptr, tch_res, add_ptr, add_rid, add_tid,
-                                                 n_res_after, n_terms_after)]
+        ints = [np.asarray(x, np.int64) for x in (tch_ptr, tch_res, add_ptr, add_rid, add_tid,
+                                                  n_res_after, n_terms_after)]
         return Encoded(np.asarray(ev_kind, np.int8), np.asarray(ev_sess, np.int64),
-                       np.asarray(ev_time, np.float64), np.asarray(ev_tool, np.int64), *i64)
+                       np.asarray(ev_time, np.float64), np.asarray(ev_tool, np.int64), *ints)
 
     def apply(self, enc: Encoded) -> None:
         """Apply an encoded batch: touches (Hebbian fold), n-grams, context terms."""

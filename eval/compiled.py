@@ -218,7 +218,6 @@ def _replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t
     records, n_events, n_skipped = [], 0, 0
     n_methods = len(METHODS)
     cal = []  # per task: the engine's predictions' (context, confidence, hit)
-    arg_memo: dict[str, list[int]] = {}  # an event's arguments -> their baseline term ids
 
     for ti, task in enumerate(tasks):
         t = perf()
@@ -265,8 +264,7 @@ def _replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t
         term_list = cb.term_list
         fptr, fflat, fnew, fpath_rows = [0], [], [], []
         tool_reg, tool_new, bl_sess, nf_before, nt_before = [], [], [], [], []
-        name_ptr, name_flat, arg_ptr, arg_flat, prompt_ptr, prompt_flat = [0], [], [], [], [0], []
-        arg_ptr.append(0)
+        name_ptr, name_flat, arg_ptr, arg_flat, prompt_ptr, prompt_flat = [0], [], [0], [], [0], []
         n_touch = n_tool_events = tool_adds = file_adds = 0
         for code, ev in zip(enc.ev_kind.tolist(), events):
             nf_before.append(len(f_keys))
@@ -288,9 +286,7 @@ def _replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t
                 args = ev.get("args")
                 n_args = 0
                 if args:
-                    argt = arg_memo.get(args)
-                    if argt is None:  # ids given once stay (term_list only adds)
-                        argt = arg_memo[args] = term_list(tokens(args))
+                    argt = term_list(tokens(args))
                     arg_flat.extend(argt)
                     n_args = len(argt)
                 project = ev["project"]
