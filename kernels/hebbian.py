@@ -89,9 +89,11 @@ def _pair_home(src, dst):
 # on 10k resources and 0.8M edges).
 
 
-@jit
+@jit(inline="always")
 def find_edge(hkeys, hslot, src, dst):
-    """Index of edge ``src -> dst``, or -1 if absent. Read-only on both arrays."""
+    """Index of edge ``src -> dst``, or -1 if absent. Read-only on both arrays. Inlined:
+    the replay's folds call it per window pair, and each call counted both arrays'
+    references up and down (0.75% of a 5,000-file replay in ``perf``)."""
     key = src * N_KEY + dst
     mask = hkeys.shape[0] - 1
     j = _pair_home(src, dst) & mask

@@ -39,7 +39,7 @@ from ..codes import PROMPT, TOOL_EVENT
 from ..fusion import first_depth
 from ..hebbian import GATE_MEMO, RESERVE, find_edge, fold_touches
 from ..ngram import ngram_pairs
-from ..policy import CREDIT_FILES, credit_file, in_session, weights
+from ..policy import CREDIT_DEPTH, CREDIT_FILES, credit_file, in_session, weights
 from ..predict import ngram_count, predict_kernel, tool_ids
 from ..rank import rank_lexed
 from ..spreading import spread_work
@@ -119,14 +119,16 @@ def recurrence_row(rc_ids, rc_age, rc_dense, u, clock, adj_off, adj_len, pool_ds
     resources (project files only, else 0); a missing row replaces the least recently
     used one, read from the adjacency (``Engine``'s arrays of those names). The helpers
     called per event take the arrays they read, not a namedtuple of them: a call counts a
-    reference up and down for every array it is passed, a whole tuple's included."""
+    reference up and down for every array it is passed, a whole tuple's included.
+    The rows of unused slots (``rc_ids`` -1) must be all 0, as ``np.zeros`` makes them."""
     for s in range(rc_ids.shape[0]):
         if rc_ids[s] == u:
             rc_age[s] = clock
             return s
     s = np.argmin(rc_age)
     d = rc_dense[s]
-    d[:] = 0.0
+    if rc_ids[s] >= 0:  # an unused slot's row is still all 0 (np.zeros): writing it would
+        d[:] = 0.0  # fault in every page of it, and most tasks fill only a few slots
     lo = adj_off[u]
     for q in range(lo, lo + adj_len[u]):
         v = pool_dst[q]
@@ -256,8 +258,12 @@ def _open(P, cand, ranks, present, rrf_k):
     row = np.zeros(N_CHANNELS + 1, np.float64)
     n = 0
     for j in range(cand.shape[0]):
+        deep = False  # ranked within the credit depth by some channel: a nonzero row
         for ch in range(N_CHANNELS):
             full[ch] = ranks[ch, j] if present[ch] else 0
+            deep |= 0 < full[ch] <= CREDIT_DEPTH
+        if not deep:  # most of a full ranking's candidates (thousands of files)
+            continue
         row[:] = 0.0
         credit_file(row, full, rrf_k)
         if row[:N_CHANNELS].any() and n < P.open_out.shape[0]:
