@@ -85,12 +85,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
             keep[order[j]] = True
 
     n_docs = files.shape[0]
-    total = 0.0
-    for j in range(n_docs):
-        total += doclen[files[j]]
-    avgdl = total / n_docs if n_docs else 0.0
-    if avgdl == 0.0:
-        avgdl = 1.0
+    avgdl = mean_length(doclen, files, n_docs)
     score = np.zeros(n_res, np.float64)
     matched = np.zeros(n_res, np.float64)  # IDF mass of the query terms each file holds
     mass = 0.0  # of every scored term some candidate holds
@@ -131,6 +126,17 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
                 tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1], qmask)
             c += 1
     return ids[:c], sc[:c], np.ones(c, np.float64)
+
+
+@jit
+def mean_length(doclen, files, n_docs):
+    """BM25's ``avgdl``: the mean document length of ``files[:n_docs]``, summed in file
+    order (1 when it is 0, or without files)."""
+    total = 0.0
+    for j in range(n_docs):
+        total += doclen[files[j]]
+    avgdl = total / n_docs if n_docs else 0.0
+    return 1.0 if avgdl == 0.0 else avgdl
 
 
 @jit

@@ -46,6 +46,7 @@ from ..spreading import spread_work
 from ..table import table_add
 from ..topk import top_k
 from . import baselines
+from .tasklex import task_bm25, task_term_add, task_terms, use_columns
 from .tasklists import TaskLists, task_lex, task_lists, task_touch
 
 DONE, NEED_EDGES, NEED_POOL = 0, 1, 2
@@ -351,6 +352,11 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     gold_mark = np.zeros(max(nf, 1), np.bool_)
     ranking = np.empty(k_files, np.int64)
     q_sorted = np.sort(P.q_ids)
+    # the query's terms as dense columns over the project's files, when they are common
+    # (kernels.replay.tasklex): scored from them, bit for bit as from the postings
+    cols = use_columns(q_sorted, P.files.shape[0], post)
+    q_pos, q_tf, q_cnt = task_terms(q_sorted if cols else q_sorted[:0],
+                                    P.files if cols else P.files[:0], P.in_proj.shape[0], post)
     one_sess = np.zeros(1, np.int64)
     one_tool = np.zeros(1, np.int64)
     ctx3 = np.empty(3, np.int64)
@@ -502,11 +508,16 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
                             n_known += 1
                     n_files = np.searchsorted(P.files, n_res)
                     if lex_key != n_known * (P.files.shape[0] + 1) + n_files:
-                        tids = _known(q_sorted, n_terms)
-                        lex_ids, lex_sc, lex_share = bm25_scores(
-                            tids, S.n_query, pl.max_terms, P.files[:n_files], in_proj,
-                            E.doclen, post, P.res_path_ptr, P.res_path_terms, pl.path_w,
-                            in_proj.shape[0])
+                        if cols:
+                            lex_ids, lex_sc, lex_share = task_bm25(
+                                q_sorted, n_terms, pl.max_terms, post.len, P.files, n_files,
+                                E.doclen, q_tf, q_cnt, P.res_path_ptr, P.res_path_terms,
+                                pl.path_w)
+                        else:
+                            lex_ids, lex_sc, lex_share = bm25_scores(
+                                _known(q_sorted, n_terms), S.n_query, pl.max_terms,
+                                P.files[:n_files], in_proj, E.doclen, post, P.res_path_ptr,
+                                P.res_path_terms, pl.path_w, in_proj.shape[0])
                         lex_sorted, lex_sorted_sc = task_lex(lex_ids, lex_sc, lex_share,
                                                              lex_sorted, lex_rank, share_d)
                         lex_key = n_known * (P.files.shape[0] + 1) + n_files
@@ -597,6 +608,8 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
         for q in range(enc.add_ptr[i], enc.add_ptr[i + 1]):
             post = table_add(post, enc.add_tid[q], enc.add_rid[q], 1.0)
             E.doclen[enc.add_rid[q]] += 1.0
+            if cols:
+                task_term_add(q_sorted, q_pos, q_tf, q_cnt, enc.add_tid[q], enc.add_rid[q])
             lex_key = -1
         if enc.n_res_after[i] > n_res:
             new_tools = tool_ids(E.kind, n_res, enc.n_res_after[i])
