@@ -98,6 +98,9 @@ REGISTRY: tuple[Entry, ...] = (
     _kernel("top_k", _RR),
     _kernel("order_desc", _RR),
     _kernel("bm25_scores", _RR),
+    # the replay's lexical columns (kernels/replay/tasklex.py): bm25_scores from them
+    Entry("task_bm25", "brainbox.kernels.replay.tasklex:task_bm25", _RR + "task_bm25",
+          _C + "task_bm25"),
     _kernel("base_level_top", _RR),
     _kernel("base_level_ids", _RR),
     _kernel("predict_kernel", _RR),

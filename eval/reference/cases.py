@@ -265,6 +265,29 @@ def bm25_scores(size: int, seed: int) -> list:
     return [*args[:10], args[4].shape[0]]
 
 
+def task_bm25(size: int, seed: int) -> list:
+    """``bm25_scores``' case as the replay's lexical columns (``kernels.replay.tasklex``):
+    the query's known terms with an unknown one (-1) and one not known yet on some seeds,
+    each term's frequency per project file read from the postings' entries."""
+    tids, _, max_terms, files, in_proj, doclen, post, path_ptr, path_terms, path_w = \
+        _rank_args(size, seed)[:10]
+    n_terms = int(post.off.shape[0])
+    extra = [-1] if seed % 2 else []
+    if seed % 3 == 0 and tids.shape[0]:
+        n_terms = int(tids.max())  # the query's last term is not known yet
+    q_sorted = np.sort(np.asarray([*extra, *tids.tolist()], np.int64))
+    col = {int(t): k for k, t in enumerate(q_sorted.tolist()) if t >= 0}
+    pos = {int(f): j for j, f in enumerate(files.tolist())}
+    tf = np.zeros((q_sorted.shape[0], files.shape[0]))
+    n = int(post.n[0])
+    for t, r, v in zip(post.ea[:n].tolist(), post.eb[:n].tolist(), post.ev[:n].tolist()):
+        if t in col and in_proj[r]:
+            tf[col[t], pos[r]] = v
+    cnt = (tf > 0).sum(axis=1).astype(np.int64)
+    return [q_sorted, n_terms, max_terms, post.len.copy(), files, int(files.shape[0]), doclen,
+            tf, cnt, path_ptr, path_terms, path_w]
+
+
 def top_k(size: int, seed: int) -> list:
     rng = _rng(size, seed, 15)
     scores = rng.integers(0, 6, size).astype(float) if seed % 2 else rng.random(size)

@@ -36,14 +36,21 @@ def bm25(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_
     posts = {}
     for t, r, tf in zip(post.ea[:n].tolist(), post.eb[:n].tolist(), post.ev[:n].tolist()):
         posts.setdefault(t, {})[r] = tf
-    tids = [int(t) for t in tids]
+    in_files = {t: {r: tf for r, tf in d.items() if in_proj[r]} for t, d in posts.items()}
+    return _bm25([int(t) for t in tids], max_terms, files, doclen, in_files,
+                 lambda t: len(posts.get(t, ())), path_ptr, path_terms, path_w)
+
+
+def _bm25(tids, max_terms, files, doclen, posts, df, path_ptr, path_terms, path_w):
+    """``bm25`` given each term's postings among the files (``posts``: term -> {file: tf})
+    and its document count overall (``df(term)``, which picks the ``max_terms`` rarest)."""
     if max_terms and len(tids) > max_terms:
-        tids = sorted(sorted(tids, key=lambda t: (len(posts.get(t, ())), t))[:max_terms])
+        tids = sorted(sorted(tids, key=lambda t: (df(t), t))[:max_terms])
     n_docs = len(files)
     avgdl = (sum(float(doclen[f]) for f in files) / n_docs if n_docs else 0.0) or 1.0
     score, matched, mass, idfs = {}, {}, 0.0, {}
     for t in tids:
-        post_t = {r: tf for r, tf in posts.get(t, {}).items() if in_proj[r]}
+        post_t = posts.get(t, {})
         if not post_t:
             continue
         idf = math.log(1.0 + (n_docs - len(post_t) + 0.5) / (len(post_t) + 0.5))
@@ -64,6 +71,23 @@ def bm25(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr, path_
                 bonus += idfs.get(t, 0.0)
         out[r] = s * (matched[r] / mass) + path_w * bonus
     return out, {r: 1.0 for r in matched}
+
+
+def task_bm25(q_sorted, n_terms, max_terms, post_len, files, n_docs, doclen, tf, cnt,
+              path_ptr, path_terms, path_w):
+    """The replay's lexical columns (``kernels.replay.tasklex``) scored as ``bm25``: the
+    query terms known (``0 <= id < n_terms``), each one's files those of ``files[:n_docs]``
+    whose column holds it (``tf`` row, ``cnt`` unread: the columns define it), the
+    ``max_terms`` rarest by ``post_len``."""
+    col = {int(t): k for k, t in enumerate(q_sorted.tolist()) if 0 <= t < n_terms}
+    posts = {t: {int(files[j]): float(tf[k, j]) for j in range(n_docs) if tf[k, j] > 0}
+             for t, k in col.items()}
+    score, share = _bm25(sorted(col), max_terms, files[:n_docs], doclen, posts,
+                         lambda t: int(post_len[t]) if t < len(post_len) else 0, path_ptr,
+                         path_terms, path_w)
+    ids = sorted(score)
+    return (np.asarray(ids, np.int64), np.asarray([score[i] for i in ids]),
+            np.asarray([share[i] for i in ids]))
 
 
 def rows_of(adj_off, adj_len, pool_dst, pool_e, ew, u):
