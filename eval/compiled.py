@@ -120,6 +120,7 @@ class _ProjectFiles:
     def __init__(self):
         self.files: dict[str, _Growing] = {}
         self.mask: dict[str, np.ndarray] = {}
+        self.generation = 0  # counts the starts afresh (what was derived from them is stale)
 
     def arrays(self, root: str, state: State) -> tuple[np.ndarray, np.ndarray]:
         """(the project's files ascending, bool[n_res] mask of them); views, read only."""
@@ -128,6 +129,7 @@ class _ProjectFiles:
         if g is None or len(pf) < g.n or (g.n and pf[g.n - 1] != g.a[g.n - 1]):
             g = self.files[root] = _Growing()  # (new, or renumbered: start again)
             self.mask.pop(root, None)
+            self.generation += 1
         new = pf[g.n:]
         g.extend(new)
         m = self.mask.get(root, np.zeros(0, np.bool_))
@@ -137,6 +139,29 @@ class _ProjectFiles:
             m = self.mask[root] = grown
         m[new] = True
         return g.a[: g.n], m[: state.n_res]
+
+
+class _RecurrenceCache:
+    """The replay kernel's recurrence cache (``KR.recurrence_row``), kept across a
+    series' tasks: rows of ``KR.REC_SLOTS`` sources over the project's resources, widened
+    (zeros: those resources are new) as the project's mask grows, and started afresh for
+    another project or mask (``key``)."""
+
+    def __init__(self):
+        self.key = None
+        self.ids = np.full(KR.REC_SLOTS, -1, np.int64)
+        self.age = np.full(KR.REC_SLOTS, -1, np.int64)
+        self.dense = np.zeros((KR.REC_SLOTS, 0), np.float64)
+
+    def arrays(self, key, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if key != self.key or width < self.dense.shape[1]:
+            self.__init__()
+            self.key = key
+        if self.dense.shape[1] < width:
+            grown = np.zeros((KR.REC_SLOTS, width), np.float64)
+            grown[:, : self.dense.shape[1]] = self.dense
+            self.dense = grown
+        return self.ids, self.age, self.dense
 
 
 def _register(reg: Registry, key, task: int, eng2reg: _Growing, rid: int) -> int:
@@ -211,6 +236,7 @@ def _replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t
     cb = CompiledBaselines(seed, series, K_FILES, K_TOOLS)
     eng2file, eng2tool = _Growing(-1), _Growing(-1)
     proj = _ProjectFiles()
+    rec_cache = _RecurrenceCache()
     perf = time.perf_counter
     t_start, c_start = perf(), time.process_time()
     t_norm = t_p1 = t_enc = t_kernel = t_other = 0.0
@@ -340,7 +366,8 @@ def _replay_series_fast(tasks, *, series: str = "", seed: int = 42, ablate=(), t
             np.full(1, 2, np.int64), p1_out, desc_terms, cal_out, cal_n, credit,
             np.zeros((OPEN_ROWS, 1 + N_CHANNELS), np.float64), np.zeros(1, np.int64),
             np.full(in_proj.shape[0], -1, np.int64), np.zeros(in_proj.shape[0], np.bool_),
-            np.full(1, -1, np.int64))
+            np.full(1, -1, np.int64),
+            *rec_cache.arrays((root, proj.generation), in_proj.shape[0]))
         S = KR.Settings(nf, nt, K_FILES, K_TOOLS, len(set(q_toks)), pl_snip if snips else pl,
                         in_order, MIN_SUPPORT, n_res0, n_terms0, p1_at, desc_sess, open_sess,
                         pl)

@@ -211,3 +211,25 @@ def test_a_state_that_does_not_mine_learns_the_same_arrays():
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
     assert full.open_errors.by_project and full.advice.trail
     assert not lean.open_errors.by_project and not lean.advice.trail
+
+
+def test_the_recurrence_cache_outlives_a_task_until_the_project_changes():
+    """``eval.compiled._RecurrenceCache``: the rows come back to the next task widened
+    with zeros for the new resources, and start afresh for another project (or another
+    numbering of its files)."""
+
+    from brainbox.eval.compiled import _RecurrenceCache
+    from brainbox.kernels.replay.loop import REC_SLOTS
+
+    c = _RecurrenceCache()
+    ids, age, dense = c.arrays(("/p", 1), 5)
+    assert dense.shape == (REC_SLOTS, 5) and (ids == -1).all()
+    ids[0], age[0], dense[0, 3] = 7, 2, 0.5
+    ids, age, dense = c.arrays(("/p", 1), 9)  # the project's mask grew
+    assert dense.shape == (REC_SLOTS, 9) and ids[0] == 7 and age[0] == 2
+    assert dense[0, 3] == 0.5 and dense[0, 5:].sum() == 0.0
+    ids, age, dense = c.arrays(("/p", 2), 9)  # renumbered
+    assert ids[0] == -1 and dense.sum() == 0.0
+    ids[0], dense[0, 1] = 3, 1.0
+    ids, _, dense = c.arrays(("/q", 2), 9)  # another project
+    assert ids[0] == -1 and dense.sum() == 0.0

@@ -82,7 +82,11 @@ Probes = namedtuple("Probes", (
     # (file registry id, row...) in open_out[:open_n[0]] (also for
     # the fit), open_row the row of each resource (-1: none), open_mark the files credited
     # so far and open_cred[0] their count (-1: no opening to credit)
-    "credit open_out open_n open_row open_mark open_cred"))
+    "credit open_out open_n open_row open_mark open_cred "
+    # the recurrence cache (recurrence_row) kept by the caller across the series' tasks:
+    # every weight changes in this loop, which keeps the cached rows exact (rows of
+    # in_proj's width; another width: a cache for this call only)
+    "rc_ids rc_age rc_dense"))
 
 Settings = namedtuple("Settings", (
     "nf nt k_files k_tools n_query plan in_order min_support n_res0 n_terms0 p1_at "
@@ -382,9 +386,17 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     # the recurrence channel from cached rows of the window's resources (recurrence_row)
     use_rec = pl.use[RECURRENCE] and pl.recurrence_from > 0
     n_all = P.in_proj.shape[0]
-    rc_ids = np.full(REC_SLOTS if use_rec else 0, -1, np.int64)
-    rc_age = np.full(rc_ids.shape[0], -1, np.int64)
-    rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
+    if use_rec and P.rc_dense.shape[0] == REC_SLOTS and P.rc_dense.shape[1] == n_all:
+        # the series' cache: its rows were loaded by earlier tasks (a tool's row holds
+        # thousands of entries, each read through the edge ids); ages restart below 0
+        rc_ids, rc_age, rc_dense = P.rc_ids, P.rc_age, P.rc_dense
+        top = rc_age.max()
+        for s in range(REC_SLOTS):
+            rc_age[s] = rc_age[s] - top - 1 if rc_ids[s] >= 0 else -(1 << 62)
+    else:
+        rc_ids = np.full(REC_SLOTS if use_rec else 0, -1, np.int64)
+        rc_age = np.full(rc_ids.shape[0], -1, np.int64)
+        rc_dense = np.zeros((rc_ids.shape[0], n_all if use_rec else 0), np.float64)
     rec_best = np.zeros(n_all if use_rec else 0, np.float64)
     rec_ids = np.empty(rec_best.shape[0], np.int64)  # its positive entries (rank.TaskLists)
     rec_sc = np.empty(rec_best.shape[0], np.float64)
