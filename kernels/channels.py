@@ -114,7 +114,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
             score[r] += idf * tf * (BM25_K1 + 1) / (
                 tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl))
             matched[r] += idf
-    qmask = _term_mask(tids)
+    qmask = term_mask(tids)
     ids = np.empty(n_docs, np.int64)  # at most every file matches: one pass, then cut
     sc = np.empty(n_docs, np.float64)
     c = 0
@@ -122,7 +122,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
         f = files[j]
         if matched[f] > 0.0:
             ids[c] = f
-            sc[c] = score[f] * (matched[f] / mass) + path_w * _path_idf(
+            sc[c] = score[f] * (matched[f] / mass) + path_w * path_idf(
                 tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1], qmask)
             c += 1
     return ids[:c], sc[:c], np.ones(c, np.float64)
@@ -140,7 +140,7 @@ def mean_length(doclen, files, n_docs):
 
 
 @jit
-def _term_mask(tids):
+def term_mask(tids):
     """A 64-bit filter of the term ids ``tids``: bit ``t & 63`` set for each (a term whose
     bit is clear is surely not among them)."""
     mask = np.uint64(0)
@@ -150,9 +150,9 @@ def _term_mask(tids):
 
 
 @jit(inline="always")
-def _path_idf(tids, q_idf, path_terms, lo, hi, qmask):
+def path_idf(tids, q_idf, path_terms, lo, hi, qmask):
     """The IDF sum of the distinct scored query terms (``tids`` ascending, ``q_idf`` their
-    IDFs) among ``path_terms[lo:hi]``; ``qmask`` the ``_term_mask`` of ``tids``, which
+    IDFs) among ``path_terms[lo:hi]``; ``qmask`` the ``term_mask`` of ``tids``, which
     skips most path terms without a search (the sum adds the same terms in the same
     order: 0.09 of 0.19 ms of a 1M-event recall's BM25 went to the searches). Inlined:
     a call per file, with its three arrays' reference counts, took 30 of the 160 us of

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from ..channels import _path_idf, _term_mask, mean_length
+from ..channels import mean_length, path_idf, term_mask
 from ..scoring import BM25_B, BM25_K1
 
 COLUMN_SHARE = 4  # columns when the query's postings fill at least 1/4 of them
@@ -136,7 +136,7 @@ def task_bm25(q_sorted, n_terms, max_terms, post_len, files, n_docs, doclen, tf,
             x = col[j]
             score[j] += idf * x * (BM25_K1 + 1) / (x + den[j])
             matched[j] += idf if x > 0.0 else 0.0
-    qmask = _term_mask(tids)
+    qmask = term_mask(tids)
     ids = np.empty(n_docs, np.int64)
     sc = np.empty(n_docs, np.float64)
     c = 0
@@ -144,7 +144,7 @@ def task_bm25(q_sorted, n_terms, max_terms, post_len, files, n_docs, doclen, tf,
         if matched[j] > 0.0:
             f = files[j]
             ids[c] = f
-            sc[c] = score[j] * (matched[j] / mass) + path_w * _path_idf(
+            sc[c] = score[j] * (matched[j] / mass) + path_w * path_idf(
                 tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1], qmask)
             c += 1
     return ids[:c], sc[:c], np.ones(c, np.float64)
