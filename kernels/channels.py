@@ -72,18 +72,7 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
     """
     nq = tids.shape[0]
     n_terms = post.off.shape[0]
-    keep = np.ones(nq, np.bool_)
-    if max_terms > 0 and nq > max_terms:
-        df = np.zeros(nq, np.int64)
-        for qi in range(nq):
-            t = tids[qi]
-            if t < n_terms:
-                df[qi] = post.len[t]
-        order = np.argsort(df, kind="mergesort")  # ties: lower term id (tids ascending)
-        keep[:] = False
-        for j in range(max_terms):
-            keep[order[j]] = True
-
+    keep = scored_terms(tids, max_terms, post.len)
     n_docs = files.shape[0]
     avgdl = mean_length(doclen, files, n_docs)
     score = np.zeros(n_res, np.float64)
@@ -126,6 +115,26 @@ def bm25_scores(tids, n_query, max_terms, files, in_proj, doclen, post, path_ptr
                 tids, q_idf, path_terms, path_ptr[f], path_ptr[f + 1], qmask)
             c += 1
     return ids[:c], sc[:c], np.ones(c, np.float64)
+
+
+@jit
+def scored_terms(tids, max_terms, post_len):
+    """Which of the query's term ids (``tids`` ascending) are scored: all, or with more
+    than ``max_terms`` (> 0) the ``max_terms`` with the fewest documents overall
+    (``post_len``, the postings' ``len``; ties: lower term id)."""
+    nq = tids.shape[0]
+    keep = np.ones(nq, np.bool_)
+    if max_terms > 0 and nq > max_terms:
+        df = np.zeros(nq, np.int64)
+        for qi in range(nq):
+            t = tids[qi]
+            if t < post_len.shape[0]:
+                df[qi] = post_len[t]
+        order = np.argsort(df, kind="mergesort")  # ties: lower term id (tids ascending)
+        keep[:] = False
+        for j in range(max_terms):
+            keep[order[j]] = True
+    return keep
 
 
 @jit

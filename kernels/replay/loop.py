@@ -359,8 +359,9 @@ def replay_task(E, post, ctxmap, grams, enc, P, B, S, start, out):
     # the query's terms as dense columns over the project's files, when they are common
     # (kernels.replay.tasklex): scored from them, bit for bit as from the postings
     cols = use_columns(q_sorted, P.files.shape[0], post)
-    q_pos, q_tf, q_cnt = task_terms(q_sorted if cols else q_sorted[:0],
-                                    P.files if cols else P.files[:0], P.in_proj.shape[0], post)
+    q_pos, q_tf, q_cnt = task_terms(q_sorted if cols else q_sorted[:0],  # (empty without)
+                                    P.files if cols else P.files[:0],
+                                    P.in_proj.shape[0] if cols else 0, post)
     one_sess = np.zeros(1, np.int64)
     one_tool = np.zeros(1, np.int64)
     ctx3 = np.empty(3, np.int64)

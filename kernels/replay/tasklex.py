@@ -12,9 +12,10 @@ Here the task keeps, per query term, its term frequency in each project file as 
 column (``task_terms``), kept exact by ``task_term_add`` as the replay adds context terms,
 and ``task_bm25`` scores from the columns in file order. It is ``bm25_scores`` of the
 same arguments, the same floating-point operations in the same order for every file and
-term, so the scores are bit for bit those of the walk (tests/test_replay_fast.py checks
-both against each other). The columns cost ``terms x project files``, so a task whose
-query terms are rare keeps the walk (``use_columns``).
+term, so the scores are bit for bit those of the walk (tests/test_tasklex.py, and the
+reference registry's ``task_bm25`` in tests/test_parity.py). The columns cost
+``terms x project files``, so a task whose query terms are rare keeps the walk
+(``use_columns``).
 """
 
 import math
@@ -22,7 +23,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from ..channels import mean_length, path_idf, term_mask
+from ..channels import mean_length, path_idf, scored_terms, term_mask
 from ..scoring import BM25_B, BM25_K1
 
 COLUMN_SHARE = 4  # columns when the query's postings fill at least 1/4 of them
@@ -104,17 +105,7 @@ def task_bm25(q_sorted, n_terms, max_terms, post_len, files, n_docs, doclen, tf,
             nq += 1
     known = known[:nq]
     tids = q_sorted[known]
-    keep = np.ones(nq, np.bool_)
-    if max_terms > 0 and nq > max_terms:
-        df = np.zeros(nq, np.int64)
-        for qi in range(nq):
-            t = tids[qi]
-            if t < post_len.shape[0]:
-                df[qi] = post_len[t]
-        order = np.argsort(df, kind="mergesort")  # ties: lower term id (tids ascending)
-        keep[:] = False
-        for j in range(max_terms):
-            keep[order[j]] = True
+    keep = scored_terms(tids, max_terms, post_len)
     avgdl = mean_length(doclen, files, n_docs)
     den = np.empty(n_docs, np.float64)  # each file's length term, as bm25_scores has it
     for j in range(n_docs):
